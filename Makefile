@@ -1,0 +1,51 @@
+# braid — see README.md. `make test` is the one test command (CI runs it).
+GO       ?= go
+PKGS     := ./...
+SHM      ?= /dev/shm
+BIN      := bin
+
+.PHONY: all build test vet fmt-check unit race bench bench-pmdk demo fuzz clean
+
+all: build
+
+build:
+	$(GO) build $(PKGS)
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags purego $(PKGS)
+
+# test: formatting, vet, every package under the race detector with the
+# invariants build tag, and the portable (purego) build.
+test: fmt-check vet
+	$(GO) test -race -tags invariants -count=1 -timeout 30m $(PKGS)
+	$(GO) test -tags purego -count=1 -timeout 20m ./asm/... ./persist/...
+
+bench:
+	BRAID_FORCE_PMEM=1 $(GO) test -run '^$$' -bench . -benchtime 1s $(PKGS)
+
+# Side-by-side with PMDK's libpmem (cgo). Installs libpmem-dev when missing.
+bench-pmdk:
+	@dpkg -s libpmem-dev >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpmem-dev libpmemlog-dev libpmemblk-dev libpmemobj-dev)
+	$(GO) test -tags pmdk -run '^$$' -bench . -benchtime 1s -count 5 ./internal/pmdkbench/
+
+# demo: the main job, quickly, on tmpfs.
+demo: build
+	BRAID_FORCE_PMEM=1 $(BIN)/pmbench -quick -file $(SHM)/braid-demo.pm -profile $(SHM)/braid-profile.json
+
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf $(BIN)

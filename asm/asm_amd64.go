@@ -1,0 +1,104 @@
+//go:build !purego
+
+package asm
+
+import (
+	"unsafe"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+const canFlush = true
+
+// cpuidex executes CPUID with the given leaf and sub-leaf.
+//
+//go:noescape
+func cpuidex(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+func init() {
+	// CLWB and CLFLUSHOPT are leaf 7, sub-leaf 0, EBX bits 24 and 23;
+	// cpuid/v2 does not expose them, so ask the CPU ourselves.
+	maxLeaf, _, _, _ := cpuidex(0, 0)
+	if maxLeaf >= 7 {
+		_, ebx, _, _ := cpuidex(7, 0)
+		HasCLFLUSHOPT = ebx&(1<<23) != 0
+		HasCLWB = ebx&(1<<24) != 0
+	}
+	_, _, _, edx := cpuidex(1, 0)
+	HasCLFLUSH = edx&(1<<19) != 0
+	HasSSE2 = cpuid.CPU.Supports(cpuid.SSE2)
+	HasAVX2 = cpuid.CPU.Supports(cpuid.AVX2) // includes the OS (XCR0) check
+	HasAVX512 = cpuid.CPU.Supports(cpuid.AVX512F)
+	useAVX512, useAVX2 = HasAVX512, HasAVX2
+}
+
+// useAVX512 and useAVX2 select the streaming-store width. They start equal
+// to the features and are lowered only by tests that exercise the narrower
+// paths on a wide machine.
+var useAVX512, useAVX2 bool
+
+func ntPath() string {
+	switch {
+	case useAVX512:
+		return "avx512"
+	case useAVX2:
+		return "avx2"
+	}
+	return "sse2"
+}
+
+func copyNT(dst, src unsafe.Pointer, n int) {
+	switch {
+	case useAVX512:
+		copyNTAVX512(dst, src, n)
+	case useAVX2:
+		copyNTAVX2(dst, src, n)
+	default:
+		copyNTSSE2(dst, src, n)
+	}
+}
+
+func fillNT(dst unsafe.Pointer, c byte, n int) {
+	switch {
+	case useAVX512:
+		fillNTAVX512(dst, c, n)
+	case useAVX2:
+		fillNTAVX2(dst, c, n)
+	default:
+		fillNTSSE2(dst, c, n)
+	}
+}
+
+//go:noescape
+func flushCLWB(p unsafe.Pointer, n int)
+
+//go:noescape
+func flushCLFLUSHOPT(p unsafe.Pointer, n int)
+
+//go:noescape
+func flushCLFLUSH(p unsafe.Pointer, n int)
+
+func sfence()
+
+func mfence()
+
+//go:noescape
+func prefetch(p unsafe.Pointer)
+
+//go:noescape
+func copyNTSSE2(dst, src unsafe.Pointer, n int)
+
+//go:noescape
+func copyNTAVX2(dst, src unsafe.Pointer, n int)
+
+//go:noescape
+func copyNTAVX512(dst, src unsafe.Pointer, n int)
+
+//go:noescape
+func fillNTSSE2(dst unsafe.Pointer, c byte, n int)
+
+//go:noescape
+func fillNTAVX2(dst unsafe.Pointer, c byte, n int)
+
+//go:noescape
+func fillNTAVX512(dst unsafe.Pointer, c byte, n int)

@@ -1,0 +1,583 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func cpuidex(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuidex(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func flushCLWB(p unsafe.Pointer, n int)
+TEXT ·flushCLWB(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE done
+	LEAQ (AX)(CX*1), CX
+	ANDQ $-64, AX
+
+loop:
+	CLWB (AX)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JB loop
+
+done:
+	RET
+
+// func flushCLFLUSHOPT(p unsafe.Pointer, n int)
+TEXT ·flushCLFLUSHOPT(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE done
+	LEAQ (AX)(CX*1), CX
+	ANDQ $-64, AX
+
+loop:
+	CLFLUSHOPT (AX)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JB loop
+
+done:
+	RET
+
+// func flushCLFLUSH(p unsafe.Pointer, n int)
+TEXT ·flushCLFLUSH(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE done
+	LEAQ (AX)(CX*1), CX
+	ANDQ $-64, AX
+
+loop:
+	CLFLUSH (AX)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JB loop
+
+done:
+	RET
+
+// func sfence()
+TEXT ·sfence(SB), NOSPLIT, $0-0
+	SFENCE
+	RET
+
+// func mfence()
+TEXT ·mfence(SB), NOSPLIT, $0-0
+	MFENCE
+	RET
+
+// func prefetch(p unsafe.Pointer)
+TEXT ·prefetch(SB), NOSPLIT, $0-8
+	MOVQ p+0(FP), AX
+	PREFETCHT0 (AX)
+	RET
+
+// func copyNTSSE2(dst, src unsafe.Pointer, n int)
+TEXT ·copyNTSSE2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE done
+
+head:
+	TESTQ $7, DI
+	JZ align
+	MOVBQZX (SI), AX
+	MOVB AX, (DI)
+	INCQ SI
+	INCQ DI
+	DECQ CX
+	JNZ head
+	RET
+
+align:
+	TESTQ $15, DI
+	JZ vec
+	CMPQ CX, $8
+	JB tail
+	MOVQ (SI), AX
+	MOVNTIQ AX, (DI)
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP align
+
+vec:
+
+vecloop:
+	CMPQ CX, $128
+	JB vec1
+	MOVOU 0(SI), X0
+	MOVOU 16(SI), X1
+	MOVOU 32(SI), X2
+	MOVOU 48(SI), X3
+	MOVOU 64(SI), X4
+	MOVOU 80(SI), X5
+	MOVOU 96(SI), X6
+	MOVOU 112(SI), X7
+	MOVNTO X0, 0(DI)
+	MOVNTO X1, 16(DI)
+	MOVNTO X2, 32(DI)
+	MOVNTO X3, 48(DI)
+	MOVNTO X4, 64(DI)
+	MOVNTO X5, 80(DI)
+	MOVNTO X6, 96(DI)
+	MOVNTO X7, 112(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $128, CX
+	JMP vecloop
+
+vec1:
+	CMPQ CX, $16
+	JB words
+	MOVOU (SI), X0
+	MOVNTO X0, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $16, CX
+	JMP vec1
+
+words:
+
+wordloop:
+	CMPQ CX, $8
+	JB tail
+	MOVQ (SI), AX
+	MOVNTIQ AX, (DI)
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP wordloop
+
+tail:
+	TESTQ CX, CX
+	JZ done
+	MOVBQZX (SI), AX
+	MOVB AX, (DI)
+	INCQ SI
+	INCQ DI
+	DECQ CX
+	JMP tail
+
+done:
+	RET
+
+// func copyNTAVX2(dst, src unsafe.Pointer, n int)
+TEXT ·copyNTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE done
+
+head:
+	TESTQ $7, DI
+	JZ align
+	MOVBQZX (SI), AX
+	MOVB AX, (DI)
+	INCQ SI
+	INCQ DI
+	DECQ CX
+	JNZ head
+	RET
+
+align:
+	TESTQ $31, DI
+	JZ vec
+	CMPQ CX, $8
+	JB tail
+	MOVQ (SI), AX
+	MOVNTIQ AX, (DI)
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP align
+
+vec:
+
+vecloop:
+	CMPQ CX, $256
+	JB vec1
+	VMOVDQU 0(SI), Y0
+	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
+	VMOVDQU 128(SI), Y4
+	VMOVDQU 160(SI), Y5
+	VMOVDQU 192(SI), Y6
+	VMOVDQU 224(SI), Y7
+	VMOVNTDQ Y0, 0(DI)
+	VMOVNTDQ Y1, 32(DI)
+	VMOVNTDQ Y2, 64(DI)
+	VMOVNTDQ Y3, 96(DI)
+	VMOVNTDQ Y4, 128(DI)
+	VMOVNTDQ Y5, 160(DI)
+	VMOVNTDQ Y6, 192(DI)
+	VMOVNTDQ Y7, 224(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	SUBQ $256, CX
+	JMP vecloop
+
+vec1:
+	CMPQ CX, $32
+	JB words
+	VMOVDQU (SI), Y0
+	VMOVNTDQ Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP vec1
+
+words:
+	VZEROUPPER
+
+wordloop:
+	CMPQ CX, $8
+	JB tail
+	MOVQ (SI), AX
+	MOVNTIQ AX, (DI)
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP wordloop
+
+tail:
+	TESTQ CX, CX
+	JZ done
+	MOVBQZX (SI), AX
+	MOVB AX, (DI)
+	INCQ SI
+	INCQ DI
+	DECQ CX
+	JMP tail
+
+done:
+	RET
+
+// func copyNTAVX512(dst, src unsafe.Pointer, n int)
+TEXT ·copyNTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE done
+
+head:
+	TESTQ $7, DI
+	JZ align
+	MOVBQZX (SI), AX
+	MOVB AX, (DI)
+	INCQ SI
+	INCQ DI
+	DECQ CX
+	JNZ head
+	RET
+
+align:
+	TESTQ $63, DI
+	JZ vec
+	CMPQ CX, $8
+	JB tail
+	MOVQ (SI), AX
+	MOVNTIQ AX, (DI)
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP align
+
+vec:
+
+vecloop:
+	CMPQ CX, $256
+	JB vec1
+	VMOVDQU64 0(SI), Z0
+	VMOVDQU64 64(SI), Z1
+	VMOVDQU64 128(SI), Z2
+	VMOVDQU64 192(SI), Z3
+	VMOVNTDQ Z0, 0(DI)
+	VMOVNTDQ Z1, 64(DI)
+	VMOVNTDQ Z2, 128(DI)
+	VMOVNTDQ Z3, 192(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	SUBQ $256, CX
+	JMP vecloop
+
+vec1:
+	CMPQ CX, $64
+	JB words
+	VMOVDQU64 (SI), Z0
+	VMOVNTDQ Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $64, CX
+	JMP vec1
+
+words:
+	VZEROUPPER
+
+wordloop:
+	CMPQ CX, $8
+	JB tail
+	MOVQ (SI), AX
+	MOVNTIQ AX, (DI)
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP wordloop
+
+tail:
+	TESTQ CX, CX
+	JZ done
+	MOVBQZX (SI), AX
+	MOVB AX, (DI)
+	INCQ SI
+	INCQ DI
+	DECQ CX
+	JMP tail
+
+done:
+	RET
+
+// func fillNTSSE2(dst unsafe.Pointer, c byte, n int)
+TEXT ·fillNTSSE2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVBQZX c+8(FP), AX
+	MOVQ n+16(FP), CX
+	MOVQ $0x0101010101010101, BX
+	IMULQ BX, AX
+	TESTQ CX, CX
+	JLE done
+
+head:
+	TESTQ $7, DI
+	JZ align
+	MOVB AX, (DI)
+	INCQ DI
+	DECQ CX
+	JNZ head
+	RET
+
+align:
+	TESTQ $15, DI
+	JZ vec
+	CMPQ CX, $8
+	JB tail
+	MOVNTIQ AX, (DI)
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP align
+
+vec:
+	MOVQ AX, X0
+	PUNPCKLQDQ X0, X0
+
+vecloop:
+	CMPQ CX, $128
+	JB vec1
+	MOVNTO X0, 0(DI)
+	MOVNTO X0, 16(DI)
+	MOVNTO X0, 32(DI)
+	MOVNTO X0, 48(DI)
+	MOVNTO X0, 64(DI)
+	MOVNTO X0, 80(DI)
+	MOVNTO X0, 96(DI)
+	MOVNTO X0, 112(DI)
+	ADDQ $128, DI
+	SUBQ $128, CX
+	JMP vecloop
+
+vec1:
+	CMPQ CX, $16
+	JB words
+	MOVNTO X0, (DI)
+	ADDQ $16, DI
+	SUBQ $16, CX
+	JMP vec1
+
+words:
+
+wordloop:
+	CMPQ CX, $8
+	JB tail
+	MOVNTIQ AX, (DI)
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP wordloop
+
+tail:
+	TESTQ CX, CX
+	JZ done
+	MOVB AX, (DI)
+	INCQ DI
+	DECQ CX
+	JMP tail
+
+done:
+	RET
+
+// func fillNTAVX2(dst unsafe.Pointer, c byte, n int)
+TEXT ·fillNTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVBQZX c+8(FP), AX
+	MOVQ n+16(FP), CX
+	MOVQ $0x0101010101010101, BX
+	IMULQ BX, AX
+	TESTQ CX, CX
+	JLE done
+
+head:
+	TESTQ $7, DI
+	JZ align
+	MOVB AX, (DI)
+	INCQ DI
+	DECQ CX
+	JNZ head
+	RET
+
+align:
+	TESTQ $31, DI
+	JZ vec
+	CMPQ CX, $8
+	JB tail
+	MOVNTIQ AX, (DI)
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP align
+
+vec:
+	MOVQ AX, X0
+	VPBROADCASTQ X0, Y0
+
+vecloop:
+	CMPQ CX, $256
+	JB vec1
+	VMOVNTDQ Y0, 0(DI)
+	VMOVNTDQ Y0, 32(DI)
+	VMOVNTDQ Y0, 64(DI)
+	VMOVNTDQ Y0, 96(DI)
+	VMOVNTDQ Y0, 128(DI)
+	VMOVNTDQ Y0, 160(DI)
+	VMOVNTDQ Y0, 192(DI)
+	VMOVNTDQ Y0, 224(DI)
+	ADDQ $256, DI
+	SUBQ $256, CX
+	JMP vecloop
+
+vec1:
+	CMPQ CX, $32
+	JB words
+	VMOVNTDQ Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP vec1
+
+words:
+	VZEROUPPER
+
+wordloop:
+	CMPQ CX, $8
+	JB tail
+	MOVNTIQ AX, (DI)
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP wordloop
+
+tail:
+	TESTQ CX, CX
+	JZ done
+	MOVB AX, (DI)
+	INCQ DI
+	DECQ CX
+	JMP tail
+
+done:
+	RET
+
+// func fillNTAVX512(dst unsafe.Pointer, c byte, n int)
+TEXT ·fillNTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVBQZX c+8(FP), AX
+	MOVQ n+16(FP), CX
+	MOVQ $0x0101010101010101, BX
+	IMULQ BX, AX
+	TESTQ CX, CX
+	JLE done
+
+head:
+	TESTQ $7, DI
+	JZ align
+	MOVB AX, (DI)
+	INCQ DI
+	DECQ CX
+	JNZ head
+	RET
+
+align:
+	TESTQ $63, DI
+	JZ vec
+	CMPQ CX, $8
+	JB tail
+	MOVNTIQ AX, (DI)
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP align
+
+vec:
+	MOVQ AX, X0
+	VPBROADCASTQ X0, Z0
+
+vecloop:
+	CMPQ CX, $256
+	JB vec1
+	VMOVNTDQ Z0, 0(DI)
+	VMOVNTDQ Z0, 64(DI)
+	VMOVNTDQ Z0, 128(DI)
+	VMOVNTDQ Z0, 192(DI)
+	ADDQ $256, DI
+	SUBQ $256, CX
+	JMP vecloop
+
+vec1:
+	CMPQ CX, $64
+	JB words
+	VMOVNTDQ Z0, (DI)
+	ADDQ $64, DI
+	SUBQ $64, CX
+	JMP vec1
+
+words:
+	VZEROUPPER
+
+wordloop:
+	CMPQ CX, $8
+	JB tail
+	MOVNTIQ AX, (DI)
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP wordloop
+
+tail:
+	TESTQ CX, CX
+	JZ done
+	MOVB AX, (DI)
+	INCQ DI
+	DECQ CX
+	JMP tail
+
+done:
+	RET

@@ -1,0 +1,48 @@
+package persist
+
+import (
+	"unsafe"
+
+	"github.com/braid-pm/braid/asm"
+)
+
+// Close unmaps the region and closes its file. It does not flush: what was
+// not made durable before Close may or may not survive. A second Close
+// returns ErrClosed.
+func (r *Region) Close() error {
+	if r.closed.Swap(true) {
+		return ErrClosed
+	}
+	var first error
+	if r.dom != nil {
+		first = r.dom.Close()
+	}
+	if err := r.os.unmap(r.mem); err != nil && first == nil {
+		first = err
+	}
+	r.mem = nil
+	return first
+}
+
+// Sync makes the whole region durable: every line flushed and fenced (PMem
+// path), or msync of the whole file.
+func (r *Region) Sync() error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	switch r.kind {
+	case kCLWB, kCLFLUSHOPT, kCLFLUSH:
+		r.flushLines(unsafe.Pointer(unsafe.SliceData(r.mem)), r.size)
+		asm.SFence()
+	case kEADR:
+		asm.SFence()
+	case kMsync:
+		return r.msync(0, r.size)
+	case kSim:
+		if r.mode != ModeEADR {
+			r.dom.Flush(0, r.size)
+		}
+		r.dom.Fence()
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+// Package persist maps persistent memory and makes stores to it durable.
+//
+// A Region is a mapped file (Map), anonymous memory (Anonymous) or a
+// simulated region (NewSimulated, used by persist/crash). Structures keep
+// offsets into Region.Bytes(), never Go pointers, and write with ordinary
+// stores, Copy or Set.
+//
+// # What is durable when
+//
+//   - After Persist(b) returns nil, the bytes of b survive a power failure.
+//   - Flush(b) only starts the write-back; b is durable after the next
+//     Drain. Several Flushes can share one Drain (one fence).
+//   - Copy(dst, src, 0) and Set(dst, c, 0) are durable on return. With
+//     NoDrain they are durable after the next Drain; with NoFlush the
+//     caller must Flush and Drain them.
+//   - Only an aligned 8-byte store is failure-atomic: after a crash any
+//     larger write may be found torn at 8-byte granularity, and any store
+//     not yet made durable may or may not have reached the media. Write
+//     commit words with Store64.
+//   - Close does not flush. Sync makes the whole region durable.
+//
+// # How
+//
+// Each region picks its mode when it is mapped, and Info (or String) says
+// which one runs:
+//
+//   - ModeFlush: real PMem (the kernel granted MAP_SYNC on a DAX file
+//     system) or a mapping forced onto the PMem path (Options.ForcePMem,
+//     BRAID_FORCE_PMEM=1 — how braid benchmarks on tmpfs). Lines are written
+//     back with CLWB, else CLFLUSHOPT, else CLFLUSH (BRAID_NO_CLWB=1 and
+//     BRAID_NO_CLFLUSHOPT=1 skip one, Options.Flush picks one), and Drain is
+//     an SFENCE. Copy and Set use streaming stores (AVX-512, AVX2 or SSE2)
+//     from a size threshold: Options.MovntThreshold, BRAID_MOVNT_THRESHOLD,
+//     a device profile's measured value (Options.Profile, BRAID_PROFILE), or
+//     DefaultMovntThreshold; BRAID_NO_MOVNT=1 turns them off.
+//   - ModeEADR: the platform reports its CPU caches inside the persistence
+//     domain (Linux persistence_domain "cpu_cache"), or Options.FenceOnly /
+//     BRAID_NO_FLUSH=1 says so: no flushes, only fences.
+//   - ModeMsync: an ordinary file. Flush and Persist call msync(2) on the
+//     pages of the range, so the data really is durable, at page
+//     granularity and system-call cost.
+//
+// # Bad input
+//
+// A range outside the region is ErrRange, an operation after Close is
+// ErrClosed, a write to a read-only region ErrReadOnly, bad options or
+// flags ErrInvalid, a file smaller than asked ErrTooSmall; nothing panics
+// on them. Map preallocates files with fallocate(2), so a full disk is an
+// error at Map or Grow and never a SIGBUS on a later store (see Map for
+// files you did not create). ErrCorrupt is the corruption marker all braid
+// packages wrap.
+package persist

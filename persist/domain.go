@@ -1,0 +1,62 @@
+package persist
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// A Domain stands in for the hardware persistence domain of a simulated
+// region. It is told about every write-back, streaming store and fence of
+// the region, with offsets into it, and decides what would survive a power
+// failure. Package persist/crash implements it to crash-test structures; a
+// Domain could also trace or count.
+//
+// Ordinary stores are not reported: the domain finds them by comparing the
+// region's memory with what it knows is durable.
+type Domain interface {
+	// Flush: the cache lines intersecting [off, off+n) are written back;
+	// their content at this moment becomes durable at the next Fence.
+	Flush(off, n int)
+	// Stream: the 8-byte words of [off, off+n) (off and n multiples of 8)
+	// were written with streaming stores; durable at the next Fence.
+	Stream(off, n int)
+	// Fence: an SFENCE; what was flushed or streamed is now durable.
+	Fence()
+	// Close: the region is closed.
+	Close() error
+}
+
+// NewSimulated returns a region over mem whose flushes and fences go to d.
+// mode selects the platform simulated: ModeFlush (flush instructions),
+// ModeEADR (fences only) or ModeMsync (each Flush syncs whole pages and
+// fences). Copy and Set report streaming stores to d exactly as the
+// hardware path issues them.
+func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, error) {
+	if d == nil {
+		return nil, fmt.Errorf("%w: nil Domain", ErrInvalid)
+	}
+	if len(mem) == 0 {
+		return nil, fmt.Errorf("%w: empty memory for a simulated region", ErrInvalid)
+	}
+	if mode < ModeFlush || mode > ModeMsync {
+		return nil, fmt.Errorf("%w: unknown mode %d", ErrInvalid, mode)
+	}
+	c, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	if c.flush == FlushAuto {
+		c.flush = FlushCLWB
+	}
+	r := newRegion(mem, mode, c, Info{Mapping: "simulated", Volatile: true})
+	r.kind, r.dom = kSim, d
+	if mode == ModeFlush && c.ntOff {
+		r.ntMin = noNT
+	}
+	return r, nil
+}
+
+// Domain returns the simulated domain of r, or nil for a real mapping.
+func (r *Region) Domain() Domain { return r.dom }
+
+func ptrOf(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

@@ -1,0 +1,282 @@
+//go:build linux
+
+package persist
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// osMapping is what Close and Grow need to undo or redo a mapping.
+type osMapping struct {
+	file   *os.File // nil for anonymous and simulated regions
+	mapped bool     // mem came from mmap
+	sparse bool
+}
+
+var pageSize = os.Getpagesize()
+
+// Map maps the file at path. With Options.Create it is created (Size bytes,
+// preallocated, pre-faulted, and the file and its directory synced so the
+// empty file itself survives a crash). The kernel is asked for MAP_SYNC
+// first: when a DAX file system grants it the region is real PMem and
+// flushes go straight to the CPU; otherwise the mapping is shared and
+// durability comes from msync, unless the PMem path is forced
+// (Options.ForcePMem or BRAID_FORCE_PMEM=1).
+//
+// A mapped file that shrinks, or a sparse file on a full file system, makes
+// stores fault with SIGBUS. Map preallocates the files it creates or opens
+// for writing (unless Options.Sparse); for files that other programs may
+// truncate, call debug.SetPanicOnFault(true) in the goroutine that touches
+// the memory and recover, so the fault becomes a panic you can turn into an
+// error instead of a crash.
+func Map(path string, opts *Options) (*Region, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: empty path", ErrInvalid)
+	}
+	o := &Options{}
+	if opts != nil {
+		o = opts
+	}
+	c, err := resolve(o)
+	if err != nil {
+		return nil, err
+	}
+	perm := o.Perm
+	if perm == 0 {
+		perm = 0o644
+	}
+	flag := os.O_RDWR
+	if o.ReadOnly {
+		flag = os.O_RDONLY
+	}
+
+	var f *os.File
+	created := false
+	if o.Create {
+		if o.Size == 0 {
+			return nil, fmt.Errorf("%w: creating %s needs Options.Size", ErrInvalid, path)
+		}
+		f, err = os.OpenFile(path, flag|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			created = true
+		} else if errors.Is(err, fs.ErrExist) && !o.Exclusive {
+			f, err = os.OpenFile(path, flag, 0)
+		}
+	} else {
+		f, err = os.OpenFile(path, flag, 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("persist: open: %w", err)
+	}
+	fail := func(err error) (*Region, error) {
+		f.Close()
+		if created {
+			os.Remove(path)
+		}
+		return nil, err
+	}
+
+	st, err := f.Stat()
+	if err != nil {
+		return fail(fmt.Errorf("persist: %w", err))
+	}
+	if !st.Mode().IsRegular() {
+		return fail(fmt.Errorf("%w: %s is not a regular file (%v)", ErrUnsupported, path, st.Mode().Type()))
+	}
+	size := o.Size
+	switch {
+	case created:
+		if err := f.Truncate(size); err != nil {
+			return fail(fmt.Errorf("persist: size %s: %w", path, err))
+		}
+	case size == 0:
+		size = st.Size()
+		if size == 0 {
+			return fail(fmt.Errorf("%w: %s is empty; give Options.Size to map it", ErrInvalid, path))
+		}
+		if int64(int(size)) != size {
+			return fail(fmt.Errorf("%w: %s is %d bytes, more than an int", ErrInvalid, path, size))
+		}
+	case size > st.Size():
+		return fail(fmt.Errorf("%w: %s is %d bytes, %d asked", ErrTooSmall, path, st.Size(), size))
+	}
+
+	prealloc := false
+	if !o.ReadOnly && !o.Sparse {
+		if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err == nil {
+			prealloc = true
+		} else if !errors.Is(err, unix.EOPNOTSUPP) {
+			return fail(fmt.Errorf("persist: preallocate %d bytes for %s: %w", size, path, err))
+		}
+	}
+	if created {
+		if err := f.Sync(); err != nil {
+			return fail(fmt.Errorf("persist: sync %s: %w", path, err))
+		}
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return fail(err)
+		}
+	}
+
+	prot := unix.PROT_READ
+	if !o.ReadOnly {
+		prot |= unix.PROT_WRITE
+	}
+	populate := 0
+	if !o.NoPrefault {
+		populate = unix.MAP_POPULATE
+	}
+	pmem := true
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(size), prot, unix.MAP_SHARED_VALIDATE|unix.MAP_SYNC|populate)
+	if err != nil {
+		pmem = false
+		mem, err = unix.Mmap(int(f.Fd()), 0, int(size), prot, unix.MAP_SHARED|populate)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("persist: mmap %s (%d bytes): %w", path, size, err))
+	}
+
+	info := Info{Path: path, Mapping: "shared", PMem: pmem, ReadOnly: o.ReadOnly, Prealloc: prealloc}
+	var mode Mode
+	switch {
+	case pmem:
+		info.Mapping = "dax"
+		info.EADR = platformEADR()
+		mode = ModeFlush
+		if c.fenceOnly || info.EADR {
+			mode = ModeEADR
+		}
+	case c.force:
+		info.Forced = true
+		mode = ModeFlush
+		if c.fenceOnly {
+			mode = ModeEADR
+		}
+	default:
+		mode = ModeMsync
+	}
+	info.Volatile = onTmpfs(f)
+	r := newRegion(mem, mode, c, info)
+	r.readOnly = o.ReadOnly
+	r.os = osMapping{file: f, mapped: true, sparse: o.Sparse}
+	return r, nil
+}
+
+// Anonymous maps size bytes of anonymous memory. Nothing in it survives the
+// process, but its flushes and fences are the PMem ones (ModeFlush, or
+// ModeEADR with FenceOnly): the region for tests and benchmarks. Only the
+// flush, streaming-store and fence options apply.
+func Anonymous(size int, opts *Options) (*Region, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("%w: anonymous region of %d bytes", ErrInvalid, size)
+	}
+	c, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	populate := unix.MAP_POPULATE
+	if opts != nil && opts.NoPrefault {
+		populate = 0
+	}
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|populate)
+	if err != nil {
+		return nil, fmt.Errorf("persist: mmap %d anonymous bytes: %w", size, err)
+	}
+	mode := ModeFlush
+	if c.fenceOnly {
+		mode = ModeEADR
+	}
+	r := newRegion(mem, mode, c, Info{Mapping: "anonymous", Volatile: true, Prealloc: true})
+	r.os = osMapping{mapped: true}
+	return r, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("persist: open directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("persist: sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+func onTmpfs(f *os.File) bool {
+	var st unix.Statfs_t
+	if unix.Fstatfs(int(f.Fd()), &st) != nil {
+		return false
+	}
+	return st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC
+}
+
+func (r *Region) msync(off, n int) error {
+	lo, hi := pageSpan(off, n)
+	if hi > r.size {
+		hi = r.size
+	}
+	if err := unix.Msync(r.mem[lo:hi], unix.MS_SYNC); err != nil {
+		return fmt.Errorf("persist: msync %s [%d, %d): %w", r.info.Path, lo, hi, err)
+	}
+	return nil
+}
+
+func (m *osMapping) unmap(mem []byte) error {
+	var first error
+	if m.mapped && mem != nil {
+		if err := unix.Munmap(mem); err != nil {
+			first = fmt.Errorf("persist: munmap: %w", err)
+		}
+	}
+	if m.file != nil {
+		if err := m.file.Close(); err != nil && first == nil {
+			first = fmt.Errorf("persist: close: %w", err)
+		}
+	}
+	return first
+}
+
+// Grow enlarges the region to size bytes: the file is extended (and
+// preallocated unless the region was mapped Sparse) and remapped. The
+// mapping may move: every slice of the old Bytes() is invalid afterwards,
+// which is why structures keep offsets, not pointers. Not for simulated or
+// read-only regions.
+func (r *Region) Grow(size int) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	switch {
+	case r.kind == kSim:
+		return fmt.Errorf("%w: Grow of a simulated region", ErrUnsupported)
+	case r.readOnly:
+		return ErrReadOnly
+	case size <= r.size:
+		return fmt.Errorf("%w: Grow to %d bytes, region already has %d", ErrInvalid, size, r.size)
+	}
+	if f := r.os.file; f != nil {
+		if err := f.Truncate(int64(size)); err != nil {
+			return fmt.Errorf("persist: grow %s: %w", r.info.Path, err)
+		}
+		if !r.os.sparse {
+			err := unix.Fallocate(int(f.Fd()), 0, int64(r.size), int64(size-r.size))
+			if err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+				f.Truncate(int64(r.size))
+				return fmt.Errorf("persist: preallocate %s to %d bytes: %w", r.info.Path, size, err)
+			}
+		}
+	}
+	mem, err := unix.Mremap(r.mem, size, unix.MREMAP_MAYMOVE)
+	if err != nil {
+		return fmt.Errorf("persist: mremap to %d bytes: %w", size, err)
+	}
+	r.mem, r.size, r.base = mem, size, uintptr(ptrOf(mem))
+	r.info.Size = size
+	return nil
+}
