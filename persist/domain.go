@@ -30,7 +30,9 @@ type Domain interface {
 // mode selects the platform simulated: ModeFlush (flush instructions),
 // ModeEADR (fences only) or ModeMsync (each Flush syncs whole pages and
 // fences). Copy and Set report streaming stores to d exactly as the
-// hardware path issues them.
+// hardware path issues them. Of opts only MovntThreshold and NoMovnt
+// apply; the environment is not read, so a simulation replays the same
+// way wherever it runs.
 func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, error) {
 	if d == nil {
 		return nil, fmt.Errorf("%w: nil Domain", ErrInvalid)
@@ -41,18 +43,20 @@ func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, erro
 	if mode < ModeFlush || mode > ModeMsync {
 		return nil, fmt.Errorf("%w: unknown mode %d", ErrInvalid, mode)
 	}
-	c, err := resolve(opts)
-	if err != nil {
-		return nil, err
-	}
-	if c.flush == FlushAuto {
-		c.flush = FlushCLWB
+	c := config{flush: FlushCLWB, ntMin: DefaultMovntThreshold}
+	if opts != nil {
+		if opts.MovntThreshold < 0 {
+			return nil, fmt.Errorf("%w: MovntThreshold %d is negative", ErrInvalid, opts.MovntThreshold)
+		}
+		if opts.MovntThreshold > 0 {
+			c.ntMin = opts.MovntThreshold
+		}
+		if opts.NoMovnt {
+			c.ntOff, c.ntMin = true, noNT
+		}
 	}
 	r := newRegion(mem, mode, c, Info{Mapping: "simulated", Volatile: true})
 	r.kind, r.dom = kSim, d
-	if mode == ModeFlush && c.ntOff {
-		r.ntMin = noNT
-	}
 	return r, nil
 }
 

@@ -369,7 +369,9 @@ func (d *recorder) Stream(off, n int) { d.ops = append(d.ops, "stream", itoa(off
 func (d *recorder) Fence()            { d.ops = append(d.ops, "fence") }
 func (d *recorder) Close() error      { d.ops = append(d.ops, "close"); return nil }
 
-func itoa(n int) string { return string(rune('0'+n/1000%10)) + string(rune('0'+n/100%10)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10)) }
+func itoa(n int) string {
+	return string(rune('0'+n/1000%10)) + string(rune('0'+n/100%10)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
+}
 
 func TestSimulatedReports(t *testing.T) {
 	mem := make([]byte, 8192)

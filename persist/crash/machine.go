@@ -1,0 +1,468 @@
+package crash
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"unsafe"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// A machine is a set of simulated regions that share fences and crash
+// together: the workload's machine (depth 0), the machine a crash image is
+// recovered on (depth 1), and the machine of a crash during that recovery
+// (depth 2).
+type machine struct {
+	run      *state
+	depth    int
+	mu       sync.Mutex
+	regions  []*simRegion
+	byName   map[string]*simRegion
+	fences   int
+	events   int
+	tracking bool // false: an image nobody crashes again; flushes and fences are ignored
+
+	// Crash testing of a recovery (depth 1 only): enabled while > 0, and
+	// the first failure found in it.
+	nestedBudget int
+	nestedErr    *Failure
+}
+
+// simRegion is one simulated region: the memory the program sees (live),
+// what a power failure would leave (media), and what is in flight between
+// them (flushed or streamed but not yet fenced).
+type simRegion struct {
+	m        *machine
+	spec     Spec
+	idx      int
+	live     []byte
+	liveW    []uint64
+	media    []byte
+	mediaW   []uint64
+	region   *persist.Region
+	pend     []capture
+	pendBits []uint64
+	event    int32
+	closed   bool
+	store    imageStore
+}
+
+// capture is one 8-byte word flushed or streamed and not yet fenced, with
+// its value at that moment; event groups the words of one line write-back.
+type capture struct {
+	word  int32
+	event int32
+	val   uint64
+}
+
+// words views an 8-byte-aligned byte slice as native words.
+func words(b []byte) []uint64 {
+	if len(b) == 0 {
+		return nil
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	if uintptr(p)&7 != 0 {
+		panic("crash: region memory is not 8-byte aligned")
+	}
+	return unsafe.Slice((*uint64)(p), len(b)/8)
+}
+
+func newMachine(st *state, depth int, tracking bool) *machine {
+	return &machine{run: st, depth: depth, tracking: tracking, byName: map[string]*simRegion{}}
+}
+
+// addRegion simulates a region over live, with media as its durable image
+// (nil: a copy of live is made when tracking).
+func (m *machine) addRegion(spec Spec, live, media []byte, store imageStore) (*simRegion, error) {
+	s := &simRegion{m: m, spec: spec, idx: len(m.regions), live: live, liveW: words(live), store: store}
+	if m.tracking {
+		if media == nil {
+			media = make([]byte, len(live))
+			copy(media, live)
+		}
+		s.media, s.mediaW = media, words(media)
+		s.pendBits = make([]uint64, (len(live)/8+63)/64)
+	}
+	r, err := persist.NewSimulated(live, m.run.cfg.Mode, s, spec.Options)
+	if err != nil {
+		return nil, fmt.Errorf("crash: region %q: %w", spec.Name, err)
+	}
+	s.region = r
+	m.regions = append(m.regions, s)
+	m.byName[spec.Name] = s
+	return s, nil
+}
+
+func (m *machine) region(name string) *simRegion {
+	s, ok := m.byName[name]
+	if !ok {
+		names := make([]string, 0, len(m.regions))
+		for _, r := range m.regions {
+			names = append(names, r.spec.Name)
+		}
+		panic(fmt.Sprintf("crash: no region %q (regions: %v)", name, names))
+	}
+	return s
+}
+
+func (s *simRegion) pending(w int) bool { return s.pendBits[w>>6]&(1<<(uint(w)&63)) != 0 }
+
+// lastPending returns the newest captured value of word w.
+func (s *simRegion) lastPending(w int) uint64 {
+	for i := len(s.pend) - 1; i >= 0; i-- {
+		if int(s.pend[i].word) == w {
+			return s.pend[i].val
+		}
+	}
+	panic("crash: pending bit without a capture")
+}
+
+// captureWord records word w's live value as in flight; it reports whether
+// that adds anything (a value not already on media or in flight last).
+func (s *simRegion) captureWord(w int, ev int32) bool {
+	v := s.liveW[w]
+	if s.pending(w) {
+		if s.lastPending(w) == v {
+			return false
+		}
+	} else if v == s.mediaW[w] {
+		return false
+	}
+	s.pend = append(s.pend, capture{word: int32(w), event: ev, val: v})
+	s.pendBits[w>>6] |= 1 << (uint(w) & 63)
+	return true
+}
+
+// Flush implements persist.Domain: the lines of [off, off+n) are written
+// back with their content now.
+func (s *simRegion) Flush(off, n int) {
+	m := s.m
+	if !m.tracking {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	lo := off &^ 63
+	hi := min((off+n+63)&^63, len(s.live))
+	useful := false
+	for line := lo; line < hi; line += 64 {
+		s.event++
+		for w := line / 8; w < line/8+8 && w < len(s.liveW); w++ {
+			if s.captureWord(w, s.event) {
+				useful = true
+			}
+		}
+	}
+	if !useful {
+		m.run.finding(KindRedundantFlush, 2, fmt.Sprintf("%s [%d, %d): nothing new to write back", s.spec.Name, off, off+n))
+	}
+}
+
+// Stream implements persist.Domain: streaming stores wrote the words of
+// [off, off+n).
+func (s *simRegion) Stream(off, n int) {
+	m := s.m
+	if !m.tracking {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	line := -1
+	for w := off / 8; w < (off+n)/8 && w < len(s.liveW); w++ {
+		if w/8 != line {
+			line = w / 8
+			s.event++
+		}
+		s.captureWord(w, s.event)
+	}
+}
+
+// Fence implements persist.Domain: a crash point, then every capture of
+// every region of the machine reaches media.
+func (s *simRegion) Fence() {
+	m := s.m
+	if !m.tracking {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fences++
+	m.crashPoint(Point{Kind: KindFence, Fence: m.fences}, 2)
+	m.applyFence(2)
+}
+
+func (m *machine) applyFence(skip int) {
+	if m.run.cfg.Mode == persist.ModeEADR {
+		for _, r := range m.regions {
+			copy(r.media, r.live)
+			r.clearPending()
+		}
+		return
+	}
+	any := false
+	for _, r := range m.regions {
+		if len(r.pend) > 0 {
+			any = true
+		}
+		for _, c := range r.pend {
+			r.mediaW[c.word] = c.val
+		}
+		r.clearPending()
+	}
+	if !any {
+		m.run.finding(KindRedundantFence, skip+1, "nothing flushed since the previous fence")
+	}
+}
+
+func (s *simRegion) clearPending() {
+	for _, c := range s.pend {
+		s.pendBits[c.word>>6] = 0
+	}
+	s.pend = s.pend[:0]
+}
+
+// Close implements persist.Domain.
+func (s *simRegion) Close() error {
+	m := s.m
+	if !m.tracking {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s.closed = true
+	if m.depth == 0 {
+		if dirty := s.dirtyWords(8); len(dirty) > 0 {
+			m.run.finding(KindUnflushedAtClose, 2, fmt.Sprintf("%s: %s", s.spec.Name, describeWords(dirty)))
+		}
+	}
+	m.crashPoint(Point{Kind: KindClose, Label: s.spec.Name}, 2)
+	return nil
+}
+
+// dirtyWords lists up to max words that differ from media or are in
+// flight; the last one's More counts the words left out.
+func (s *simRegion) dirtyWords(max int) []Word {
+	var out []Word
+	n := 0
+	for w := range s.liveW {
+		if s.liveW[w] != s.mediaW[w] || s.pending(w) {
+			n++
+			if len(out) < max {
+				out = append(out, Word{Region: s.spec.Name, Off: 8 * w, Media: s.mediaW[w], Value: s.liveW[w]})
+			}
+		}
+	}
+	if n > len(out) && len(out) > 0 {
+		out[len(out)-1].More = n - len(out)
+	}
+	return out
+}
+
+// ---- crash points --------------------------------------------------------
+
+// unit is one thing that survives a crash or not: an 8-byte word, or a
+// line in LineAtomic mode. Its candidates are the values it may hold after
+// the crash, oldest (media) first, newest (live) last.
+type unit struct {
+	reg   *simRegion
+	word  int // first word
+	nw    int // words per candidate: 1 or 8
+	start int // first candidate in the pool
+	n     int // number of candidates (>= 2)
+}
+
+// collectUnits builds the units of every region at this instant.
+func (m *machine) collectUnits(pool []uint64, units []unit) ([]uint64, []unit) {
+	line := m.run.cfg.LineAtomic
+	for _, s := range m.regions {
+		// Captures of each word (or line) in program order.
+		caps := append([]capture(nil), s.pend...)
+		if line {
+			sort.SliceStable(caps, func(i, j int) bool { return caps[i].word/8 < caps[j].word/8 })
+		} else {
+			sort.SliceStable(caps, func(i, j int) bool { return caps[i].word < caps[j].word })
+		}
+		step := 1
+		if line {
+			step = 8
+		}
+		ci := 0
+		for _, w := range s.dirtyUnits(caps, step) {
+			end := min(w+step, len(s.liveW))
+			u := unit{reg: s, word: w, nw: end - w, start: len(pool)}
+			pool = append(pool, s.mediaW[w:end]...) // candidate 0: media
+			u.n = 1
+			for ci < len(caps) && int(caps[ci].word) < w {
+				ci++
+			}
+			for ci < len(caps) && int(caps[ci].word) < end {
+				// Apply one write-back event on top of the previous
+				// candidate.
+				ev := caps[ci].event
+				prev := pool[len(pool)-u.nw:]
+				pool = append(pool, prev...)
+				cur := pool[len(pool)-u.nw:]
+				for ci < len(caps) && int(caps[ci].word) < end && (!line || caps[ci].event == ev) {
+					cur[int(caps[ci].word)-w] = caps[ci].val
+					ci++
+					if !line {
+						break
+					}
+				}
+				if equalWords(cur, pool[len(pool)-2*u.nw:len(pool)-u.nw]) {
+					pool = pool[:len(pool)-u.nw]
+				} else {
+					u.n++
+				}
+			}
+			if !equalWords(s.liveW[w:end], pool[len(pool)-u.nw:]) {
+				pool = append(pool, s.liveW[w:end]...)
+				u.n++
+			}
+			if u.n >= 2 {
+				units = append(units, u)
+			} else {
+				pool = pool[:u.start]
+			}
+		}
+	}
+	return pool, units
+}
+
+// dirtyUnits lists, in order, the first word of every unit (word, or line
+// when step is 8) that differs from media or has captures in flight. Pages
+// equal to media are skipped with one comparison each.
+func (s *simRegion) dirtyUnits(caps []capture, step int) []int {
+	var out []int
+	last := -1
+	add := func(w int) {
+		w -= w % step
+		if w != last {
+			out = append(out, w)
+			last = w
+		}
+	}
+	ci := 0
+	flushCaps := func(upto int) {
+		for ci < len(caps) && int(caps[ci].word) < upto {
+			add(int(caps[ci].word))
+			ci++
+		}
+	}
+	const page = 4096
+	for p := 0; p < len(s.live); p += page {
+		end := min(p+page, len(s.live))
+		if bytes.Equal(s.live[p:end], s.media[p:end]) {
+			continue
+		}
+		for w := p / 8; w < end/8; w++ {
+			if s.liveW[w] != s.mediaW[w] {
+				flushCaps(w)
+				add(w)
+			}
+		}
+	}
+	flushCaps(len(s.liveW))
+	if len(out) > 1 && !sort.IntsAreSorted(out) {
+		// Captures of clean words came after dirty words of later pages.
+		sort.Ints(out)
+		out = slicesCompact(out)
+	}
+	return out
+}
+
+func slicesCompact(xs []int) []int {
+	if len(xs) == 0 {
+		return xs
+	}
+	j := 1
+	for i := 1; i < len(xs); i++ {
+		if xs[i] != xs[j-1] {
+			xs[j] = xs[i]
+			j++
+		}
+	}
+	return xs[:j]
+}
+
+func equalWords(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (u *unit) cand(pool []uint64, c int) []uint64 {
+	return pool[u.start+c*u.nw : u.start+(c+1)*u.nw]
+}
+
+// imagePlan enumerates the images of one crash point.
+type imagePlan struct {
+	units      []unit
+	pool       []uint64
+	total      float64 // number of distinct images
+	count      int     // images to check
+	exhaustive bool
+	seed       uint64
+	seq        int
+}
+
+func newPlan(units []unit, pool []uint64, maxImages int, seed uint64, seq int) *imagePlan {
+	p := &imagePlan{units: units, pool: pool, total: 1, seed: seed, seq: seq}
+	for _, u := range units {
+		p.total *= float64(u.n)
+		if p.total > 1e18 {
+			break
+		}
+	}
+	if p.total <= float64(maxImages) {
+		p.exhaustive, p.count = true, int(p.total)
+	} else {
+		p.count = maxImages
+	}
+	return p
+}
+
+// choose fills choice (one candidate index per unit) for image i.
+// Exhaustive plans count in mixed radix. Sampled plans go: nothing
+// survived, everything survived, then for each unit "all but this one" and
+// "only this one", then seeded random subsets.
+func (p *imagePlan) choose(i int, choice []int) {
+	if p.exhaustive {
+		x := i
+		for k, u := range p.units {
+			choice[k] = x % u.n
+			x /= u.n
+		}
+		return
+	}
+	n := len(p.units)
+	switch {
+	case i == 0:
+		clear(choice)
+	case i == 1:
+		for k, u := range p.units {
+			choice[k] = u.n - 1
+		}
+	case i < 2+2*n:
+		j := (i - 2) / 2
+		only := (i-2)%2 == 1
+		for k, u := range p.units {
+			if (k == j) == only {
+				choice[k] = u.n - 1
+			} else {
+				choice[k] = 0
+			}
+		}
+	default:
+		rng := rand.New(rand.NewPCG(p.seed^0x9e3779b97f4a7c15, uint64(p.seq)<<32|uint64(i)))
+		for k, u := range p.units {
+			choice[k] = rng.IntN(u.n)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package crash
+
+import (
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"strings"
+)
+
+// Kinds of crash points.
+const (
+	KindFence    = "fence"
+	KindBoundary = "boundary"
+	KindDurable  = "durable"
+	KindCrash    = "crash"
+	KindClose    = "close"
+	KindEnd      = "end"
+)
+
+// Point is where a crash was injected.
+type Point struct {
+	Seq   int    // event number in the run (what a replay names)
+	Kind  string // fence, boundary, durable, crash, close or end
+	Fence int    // fences so far, this one included when Kind is fence
+	Label string // the label given to Boundary/Durable/Crash, or the region closed
+	Site  string // file:line of the call that reached the crash point (outside persist)
+	Func  string // the function at Site
+}
+
+func (p Point) String() string {
+	var b strings.Builder
+	switch p.Kind {
+	case KindFence:
+		fmt.Fprintf(&b, "fence %d", p.Fence)
+	case KindEnd:
+		fmt.Fprintf(&b, "end of workload (after fence %d)", p.Fence)
+	default:
+		fmt.Fprintf(&b, "%s %q (after fence %d)", p.Kind, p.Label, p.Fence)
+	}
+	if p.Site != "" {
+		fmt.Fprintf(&b, " at %s", p.Site)
+		if p.Func != "" {
+			fmt.Fprintf(&b, " (%s)", p.Func)
+		}
+	}
+	return b.String()
+}
+
+var seedHash = maphash.MakeSeed()
+
+// callSite finds the first caller outside package persist and this
+// package, and a hash of the whole stack.
+func callSite(skip int) (site, fn string, stack uint64) {
+	var pcs [48]uintptr
+	n := runtime.Callers(skip+1, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	var h maphash.Hash
+	h.SetSeed(seedHash)
+	for {
+		f, more := frames.Next()
+		var buf [8]byte
+		for i := range buf {
+			buf[i] = byte(f.PC >> (8 * i))
+		}
+		h.Write(buf[:])
+		if site == "" && !internalFrame(f.Function) {
+			site = fmt.Sprintf("%s:%d", shortFile(f.File), f.Line)
+			fn = shortFunc(f.Function)
+		}
+		if !more {
+			break
+		}
+	}
+	return site, fn, h.Sum64()
+}
+
+const modulePath = "github.com/braid-pm/braid/"
+
+func internalFrame(fn string) bool {
+	return strings.HasPrefix(fn, modulePath+"persist.") || strings.HasPrefix(fn, modulePath+"persist/crash.") ||
+		strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "sync.")
+}
+
+func shortFile(f string) string {
+	// Keep the last two path elements: package dir and file.
+	i := strings.LastIndexByte(f, '/')
+	if i > 0 {
+		if j := strings.LastIndexByte(f[:i], '/'); j >= 0 {
+			return f[j+1:]
+		}
+	}
+	return f
+}
+
+func shortFunc(f string) string {
+	if i := strings.LastIndexByte(f, '/'); i >= 0 {
+		return f[i+1:]
+	}
+	return f
+}
+
+// crashPoint decides whether this event is tested and, if so, checks the
+// crash images of this instant. The machine lock is held.
+func (m *machine) crashPoint(pt Point, skip int) {
+	st := m.run
+	m.events++
+	if m.depth == 0 {
+		st.events++
+		pt.Seq = st.events
+	} else {
+		pt.Seq = m.events
+	}
+	if pt.Kind != KindFence {
+		pt.Fence = m.fences
+	}
+	if !m.selected(&pt, skip+1) {
+		return
+	}
+	if pt.Site == "" {
+		pt.Site, pt.Func, _ = callSite(skip + 1)
+	}
+	st.checkPoint(m, pt)
+}
+
+// selected applies the configuration (and a replay) to one event.
+func (m *machine) selected(pt *Point, skip int) bool {
+	st := m.run
+	if st.stopped || st.dry {
+		return false
+	}
+	cfg := &st.cfg
+	if m.depth > 0 {
+		// A crash during recovery: every fence of the recovery, for the
+		// few images chosen for it.
+		if pt.Kind != KindFence || m.nestedBudget <= 0 {
+			return false
+		}
+		if st.replay != nil && st.replay.rseq > 0 && pt.Seq != st.replay.rseq {
+			return false
+		}
+		return true
+	}
+	if st.replay != nil {
+		return pt.Seq == st.replay.seq
+	}
+	switch pt.Kind {
+	case KindFence:
+		if cfg.Points&AtFences == 0 {
+			return false
+		}
+		if len(cfg.Fences) > 0 && !containsInt(cfg.Fences, pt.Fence) {
+			return false
+		}
+		if st.sample != nil && !st.sample[pt.Fence] {
+			return false
+		}
+		if cfg.PerStack {
+			site, fn, h := callSite(skip + 1)
+			if _, seen := st.stacks[h]; seen {
+				return false
+			}
+			st.stacks[h] = struct{}{}
+			pt.Site, pt.Func = site, fn
+		}
+		return true
+	case KindBoundary, KindDurable:
+		return cfg.Points&AtBoundaries != 0
+	case KindClose:
+		return cfg.Points&AtClose != 0
+	case KindEnd:
+		return cfg.Points&AtEnd != 0
+	case KindCrash:
+		return true
+	}
+	return false
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
