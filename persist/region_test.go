@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/braid-pm/braid/asm"
 	"github.com/braid-pm/braid/persist"
@@ -419,4 +420,18 @@ func TestSimulatedReports(t *testing.T) {
 	_, err = persist.NewSimulated(mem, 0, d, nil)
 	require.ErrorIs(t, err, persist.ErrInvalid)
 	require.True(t, errors.Is(r.Flush(mem), persist.ErrClosed))
+}
+
+// Large mappings start on a 2 MiB boundary, so DAX and THP can use huge
+// pages.
+func TestLargeMappingsAreHugeAligned(t *testing.T) {
+	r := mustMap(t, filepath.Join(shmDir(t), "big.pm"), &persist.Options{Size: 6 << 20, Create: true})
+	require.Zero(t, uintptr(unsafe.Pointer(&r.Bytes()[0]))%(2<<20))
+	a, err := persist.Anonymous(4<<20+100, nil)
+	require.NoError(t, err)
+	defer a.Close()
+	require.Zero(t, uintptr(unsafe.Pointer(&a.Bytes()[0]))%(2<<20))
+	a.Bytes()[4<<20+99] = 1 // the whole length is mapped
+	require.NoError(t, a.Grow(8<<20))
+	require.Equal(t, byte(1), a.Bytes()[4<<20+99])
 }
