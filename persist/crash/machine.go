@@ -3,11 +3,13 @@ package crash
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"sort"
 	"sync"
 	"unsafe"
 
+	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -218,6 +220,23 @@ func (m *machine) applyFence(skip int) {
 }
 
 func (s *simRegion) clearPending() {
+	if invariants.Enabled {
+		// Every capture has its pending bit, and no other bit is set.
+		n := 0
+		for _, b := range s.pendBits {
+			n += bits.OnesCount64(b)
+		}
+		seen := map[int32]bool{}
+		for _, c := range s.pend {
+			if !s.pending(int(c.word)) {
+				panic("crash: capture without its pending bit")
+			}
+			seen[c.word] = true
+		}
+		if n != len(seen) {
+			panic(fmt.Sprintf("crash: %d pending bits for %d captured words", n, len(seen)))
+		}
+	}
 	for _, c := range s.pend {
 		s.pendBits[c.word>>6] = 0
 	}
