@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/braid-pm/braid/sort"
+)
+
+const genUsage = `[-a] [-s] [-c] [-bSTARTING_REC_NUM] [-t N] [-key K -value V | -klv -key K -vmin A -vmax B] NUM_RECS FILE_NAME
+
+Writes the same bytes as gensort 1.5 for the same -a, -s, -b and NUM_RECS
+(binary records by default), in parallel. -key/-value/-klv select other
+record formats (a braid extension; see sort/README.md).`
+
+// gensortArgs rewrites gensort's attached "-bN" into "-b=N" for package flag.
+func gensortArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 2 && a[1] == 'b' && a[2] >= '0' && a[2] <= '9' {
+			a = "-b=" + a[2:]
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func runGen(ctx context.Context, args []string) error {
+	fs := newFlags("gen", genUsage)
+	ascii := fs.Bool("a", false, "generate ASCII records (PennySort/JouleSort)")
+	skew := fs.Bool("s", false, "generate skewed keys")
+	sum := fs.Bool("c", false, "print the sum of the records' CRC-32 to standard error")
+	start := fs.String("b", "0", "number of the first record (gensort -bN)")
+	threads := fs.Int("t", 0, "generator goroutines (0: all CPUs)")
+	vmin := fs.Int("vmin", 0, "smallest KLV value length")
+	vmax := fs.Int("vmax", 180, "largest KLV value length")
+	force := fs.Bool("force-pmem", false, "write through the PMem path even if the file is not on DAX (as BRAID_FORCE_PMEM=1)")
+	var ff formatFlags
+	ff.register(fs)
+	if err := fs.Parse(gensortArgs(args)); err != nil {
+		return usageErr(err)
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return exitError{1}
+	}
+	n, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+	if err != nil {
+		return fmt.Errorf("NUM_RECS %q: want a non-negative decimal number", fs.Arg(0))
+	}
+	b, ok := sort.ParseUint128(*start)
+	if !ok {
+		return fmt.Errorf("-b%s: want a decimal record number below 2^128", *start)
+	}
+	f, err := ff.format()
+	if err != nil {
+		return err
+	}
+	o := sort.GenOptions{Count: n, Start: b, ASCII: *ascii, Skew: *skew, Format: f,
+		MinValue: *vmin, MaxValue: *vmax, Threads: *threads, Checksum: *sum}
+	res, err := sort.Generate(ctx, fs.Arg(1), o, *force)
+	if err != nil {
+		return err
+	}
+	if *sum {
+		fmt.Fprintln(os.Stderr, res.Checksum.Hex())
+	}
+	return nil
+}
+
+func usageErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(err.Error(), "help requested") {
+		return exitError{0}
+	}
+	return exitError{2}
+}

@@ -1,0 +1,30 @@
+package sort
+
+import (
+	"runtime"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// Pools are the goroutine counts per access type ([WS] §3.4, the BRAID D
+// property): readers gather keys and values and load run files, writers
+// persist the write buffer and run files, sorters sort the IndexMap.
+type Pools struct {
+	Readers int `json:"readers"`
+	Writers int `json:"writers"`
+	Sorters int `json:"sorters"`
+}
+
+// PoolsFor is the thread-pool controller: the reader pool is the knee of
+// the profile's read curves (the fewest threads within 5% of peak), the
+// writer pool the knee of its write curve — device writes stop scaling
+// early, and more writers only add contention — and the sorter pool is
+// every CPU, as sorting is compute-bound. Without a profile: readers and
+// sorters = GOMAXPROCS, writers = min(4, GOMAXPROCS).
+func PoolsFor(p *persist.Profile) Pools {
+	return Pools{
+		Readers: p.ReadThreads(),
+		Writers: p.WriteThreads(),
+		Sorters: runtime.GOMAXPROCS(0),
+	}
+}

@@ -1,0 +1,95 @@
+package sort
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// A run file (MergePass) is a 64-byte header followed by the packed
+// entries of one sorted IndexMap:
+//
+//	off size field
+//	  0    8 magic "BRDSORTR"
+//	  8    4 version (1)
+//	 12    2 key size K
+//	 14    1 pointer size P (5 or 8)
+//	 15    1 pointer kind: 0 record index, 1 byte offset (KLV)
+//	 16    2 entry size (K+P, +4 for KLV)
+//	 18    2 flags: bit 0 = entries carry the KLV value length
+//	 20    4 zero
+//	 24    8 entry count
+//	 32    8 size of the input file the pointers refer to
+//	 40   20 zero
+//	 60    4 CRC-32C of bytes 0..59
+//
+// An EMS run file is a plain sequence of records in the input's format (no
+// header), like the runs of any external merge sort.
+const (
+	runMagic      = "BRDSORTR"
+	runVersion    = 1
+	runHeaderSize = 64
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type runHeader struct {
+	l         layout
+	count     int64
+	inputSize int64
+}
+
+func (h runHeader) encode() []byte {
+	b := make([]byte, runHeaderSize)
+	copy(b, runMagic)
+	binary.LittleEndian.PutUint32(b[8:], runVersion)
+	binary.LittleEndian.PutUint16(b[12:], uint16(h.l.k))
+	b[14] = byte(h.l.p)
+	if h.l.klv {
+		b[15] = 1
+		binary.LittleEndian.PutUint16(b[18:], 1)
+	}
+	binary.LittleEndian.PutUint16(b[16:], uint16(h.l.e))
+	binary.LittleEndian.PutUint64(b[24:], uint64(h.count))
+	binary.LittleEndian.PutUint64(b[32:], uint64(h.inputSize))
+	binary.LittleEndian.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
+	return b
+}
+
+// decodeRunHeader checks a run file image (header and entries) and returns
+// its header. Every inconsistency is an ErrCorrupt error.
+func decodeRunHeader(b []byte) (runHeader, error) {
+	var h runHeader
+	if len(b) < runHeaderSize {
+		return h, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrCorrupt, len(b), runHeaderSize)
+	}
+	if string(b[:8]) != runMagic {
+		return h, fmt.Errorf("%w: bad magic %q", ErrCorrupt, b[:8])
+	}
+	if got, want := binary.LittleEndian.Uint32(b[60:]), crc32.Checksum(b[:60], castagnoli); got != want {
+		return h, fmt.Errorf("%w: header checksum %08x, want %08x", ErrCorrupt, got, want)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != runVersion {
+		return h, fmt.Errorf("%w: version %d, this build reads %d", ErrCorrupt, v, runVersion)
+	}
+	k := int(binary.LittleEndian.Uint16(b[12:]))
+	p := int(b[14])
+	kind := b[15]
+	e := int(binary.LittleEndian.Uint16(b[16:]))
+	flags := binary.LittleEndian.Uint16(b[18:])
+	if k < 1 || k > MaxKeySize || (p != 5 && p != 8) || kind > 1 || flags > 1 || (kind == 1) != (flags == 1) {
+		return h, fmt.Errorf("%w: key %d, pointer %d, kind %d, flags %d", ErrCorrupt, k, p, kind, flags)
+	}
+	h.l = newLayout(k, p, flags == 1)
+	if e != h.l.e {
+		return h, fmt.Errorf("%w: entry size %d, want %d", ErrCorrupt, e, h.l.e)
+	}
+	cnt := binary.LittleEndian.Uint64(b[24:])
+	h.inputSize = int64(binary.LittleEndian.Uint64(b[32:]))
+	body := uint64(len(b) - runHeaderSize)
+	if cnt > body/uint64(e) || cnt*uint64(e) != body || h.inputSize < 0 {
+		return h, fmt.Errorf("%w: %d entries of %d bytes in a %d-byte body", ErrCorrupt, cnt, e, body)
+	}
+	h.count = int64(cnt)
+	return h, nil
+}

@@ -1,0 +1,161 @@
+package sort
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func writeInput(t testing.TB, dir string, o GenOptions) (string, []byte) {
+	t.Helper()
+	b, _, err := GenerateBytes(o)
+	require.NoError(t, err)
+	p := filepath.Join(dir, "in")
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	return p, b
+}
+
+// requireSorted checks out with the validator: in order, same record
+// count and checksum as the input.
+func requireSorted(t testing.TB, f Format, in []byte, outPath string) {
+	t.Helper()
+	out, err := os.ReadFile(outPath)
+	require.NoError(t, err)
+	vo := ValidateOptions{Format: f}
+	si, err := ValidateBytes(context.Background(), in, vo)
+	require.NoError(t, err)
+	so, err := ValidateBytes(context.Background(), out, vo)
+	require.NoError(t, err)
+	require.True(t, so.OK(), "output unordered: %d records, first %s", so.Unordered, so.FirstUnordered)
+	require.Equal(t, si.Records, so.Records)
+	require.Equal(t, si.Checksum, so.Checksum)
+}
+
+func TestSortModesAndFormats(t *testing.T) {
+	formats := []struct {
+		name string
+		g    GenOptions
+	}{
+		{"gensort", GenOptions{Count: 20000}},
+		{"gensort-skew", GenOptions{Count: 20000, Skew: true, Start: U128(1 << 20)}},
+		{"ascii", GenOptions{Count: 5000, ASCII: true, Skew: true}},
+		{"fixed8+24", GenOptions{Count: 30000, Format: Format{KeySize: 8, ValueSize: 24}}},
+		{"fixed1+3", GenOptions{Count: 5000, Format: Format{KeySize: 1, ValueSize: 3}}},
+		{"fixed20+0", GenOptions{Count: 5000, Format: Format{KeySize: 20}}},
+		{"klv10", GenOptions{Count: 20000, Format: Format{KeySize: 10, KLV: true}, MinValue: 0, MaxValue: 200}},
+		{"klv3-skew", GenOptions{Count: 8000, Skew: true, Format: Format{KeySize: 3, KLV: true}, MaxValue: 40}},
+	}
+	modes := []struct {
+		name string
+		o    Options
+	}{
+		{"auto", Options{}},
+		{"onepass", Options{Mode: OnePass, WriteBuffer: 8 << 10}},
+		{"onepass-overlap-ptr8", Options{Mode: OnePass, Overlap: true, PointerSize: 8, WriteBuffer: 4096}},
+		{"mergepass", Options{Mode: MergePass, MemBudget: 1 << 20, WriteBuffer: 16 << 10}},
+		{"mergepass-overlap", Options{Mode: MergePass, MemBudget: 1 << 20, WriteBuffer: 16 << 10, Overlap: true}},
+		{"ems", Options{Mode: EMS, MemBudget: 1 << 20, WriteBuffer: 16 << 10}},
+		{"ems-overlap-1thread", Options{Mode: EMS, MemBudget: 2 << 20, WriteBuffer: 16 << 10, Overlap: true,
+			Pools: Pools{Readers: 1, Writers: 1, Sorters: 1}}},
+	}
+	for _, f := range formats {
+		dir := t.TempDir()
+		in, inBytes := writeInput(t, dir, f.g)
+		format := f.g.Format
+		if format == (Format{}) {
+			format = Gensort
+		}
+		for _, m := range modes {
+			t.Run(f.name+"/"+m.name, func(t *testing.T) {
+				o := m.o
+				o.Format = format
+				out := filepath.Join(dir, "out-"+m.name)
+				s, err := NewSorter(&o)
+				require.NoError(t, err)
+				defer s.Close()
+				s.runCap = 3000
+				rep, err := s.Sort(context.Background(), in, out)
+				require.NoError(t, err)
+				requireSorted(t, format, inBytes, out)
+				if m.o.Mode != "" {
+					require.Equal(t, string(m.o.Mode), rep.Mode)
+				}
+				if m.o.Mode == MergePass || m.o.Mode == EMS {
+					require.Greater(t, rep.Runs, 1, "budget should force several runs")
+				}
+				require.NoError(t, os.Remove(out))
+				left, _ := filepath.Glob(filepath.Join(dir, "*pmsort*"))
+				require.Empty(t, left, "temporary files left behind")
+			})
+		}
+	}
+}
+
+func TestSortDuplicatesAndTinyInputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{1, 2, 3, 17, 300} {
+		// All keys equal, then keys from a tiny alphabet.
+		for _, alpha := range []int{1, 3} {
+			b := make([]byte, 0, n*100)
+			for i := 0; i < n; i++ {
+				rec := make([]byte, 100)
+				for k := 0; k < 10; k++ {
+					rec[k] = byte('a' + (i*7+k*3)%alpha)
+				}
+				copy(rec[10:], fmt.Sprintf("record %d", i))
+				b = append(b, rec...)
+			}
+			in := filepath.Join(dir, fmt.Sprintf("in-%d-%d", n, alpha))
+			require.NoError(t, os.WriteFile(in, b, 0o644))
+			for _, mode := range []Mode{OnePass, MergePass, EMS} {
+				out := in + "-" + string(mode)
+				_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 1 << 20, WriteBuffer: 4096})
+				require.NoError(t, err, "n=%d alpha=%d mode=%s", n, alpha, mode)
+				requireSorted(t, Gensort, b, out)
+			}
+		}
+	}
+}
+
+func TestSorterReuse(t *testing.T) {
+	dir := t.TempDir()
+	in, inBytes := writeInput(t, dir, GenOptions{Count: 30000})
+	s, err := NewSorter(&Options{MemBudget: 1 << 20, WriteBuffer: 16 << 10})
+	require.NoError(t, err)
+	defer s.Close()
+	for i := 0; i < 3; i++ {
+		out := filepath.Join(dir, fmt.Sprintf("out%d", i))
+		_, err := s.Sort(context.Background(), in, out)
+		require.NoError(t, err)
+		requireSorted(t, Gensort, inBytes, out)
+	}
+}
+
+// TestMemoryBudget checks that the sorter's anonymous memory stays within
+// its budget (plus Go runtime slack).
+func TestMemoryBudget(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	_, err := Generate(context.Background(), in, GenOptions{Count: 400_000}, false)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		mode   Mode
+		budget int64
+	}{{OnePass, 16 << 20}, {MergePass, 4 << 20}, {EMS, 8 << 20}} {
+		runtimeGC()
+		base := rssAnon()
+		out := filepath.Join(dir, "out-"+string(c.mode))
+		rep, err := Sort(context.Background(), in, out, &Options{Mode: c.mode, MemBudget: c.budget})
+		require.NoError(t, err)
+		require.LessOrEqual(t, rep.BufferBytes, c.budget)
+		if base > 0 && rep.PeakRSSAnon > 0 {
+			require.LessOrEqual(t, rep.PeakRSSAnon-base, c.budget+8<<20,
+				"%s: peak RssAnon %d, %d before", c.mode, rep.PeakRSSAnon, base)
+		}
+		require.NoError(t, os.Remove(out))
+	}
+}
