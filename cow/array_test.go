@@ -1,0 +1,233 @@
+package cow_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/braid-pm/braid/cow"
+	"github.com/braid-pm/braid/persist"
+	"github.com/stretchr/testify/require"
+)
+
+func mustRegion(t testing.TB, size int) *persist.Region {
+	t.Helper()
+	r, err := persist.Anonymous(size, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func fill(b []byte, seed uint64) {
+	for i := range b {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		b[i] = byte(seed >> 56)
+	}
+}
+
+func TestFootprint(t *testing.T) {
+	for _, c := range []struct{ size, stride int }{
+		{1, 64}, {8, 64}, {16, 64}, {24, 64}, {25, 128}, {28, 128}, {32, 128}, {56, 128},
+		{57, 192}, {64, 192}, {65, 320}, {128, 320}, {1024, 64 + 2048},
+	} {
+		n, err := cow.Footprint(c.size, 3)
+		require.NoError(t, err)
+		require.Equal(t, 64+3*c.stride, n, "size %d", c.size)
+	}
+	_, err := cow.Footprint(0, 3)
+	require.ErrorIs(t, err, cow.ErrSize)
+	_, err = cow.Footprint(cow.MaxSize+1, 3)
+	require.ErrorIs(t, err, cow.ErrSize)
+	_, err = cow.Footprint(16, 0)
+	require.ErrorIs(t, err, cow.ErrInvalid)
+}
+
+func TestBasics(t *testing.T) {
+	for _, size := range []int{1, 7, 8, 16, 24, 28, 29, 32, 56, 57, 64, 100, 256, 1024} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			r := mustRegion(t, 1<<20)
+			a, err := cow.Create(r, 64, size, 23)
+			require.NoError(t, err)
+			require.Equal(t, 23, a.Len())
+			require.Equal(t, size, a.Size())
+			got := make([]byte, size)
+			want := make([][]byte, a.Len())
+			for i := range a.Len() {
+				require.NoError(t, a.Read(i, got))
+				require.Equal(t, make([]byte, size), got)
+				want[i] = make([]byte, size)
+			}
+			for round := range 50 {
+				i := round * 5 % a.Len()
+				v := make([]byte, size)
+				fill(v, uint64(round)+1)
+				require.NoError(t, a.Update(i, v))
+				want[i] = v
+			}
+			b, err := cow.Open(r, 64)
+			require.NoError(t, err)
+			for i := range a.Len() {
+				require.NoError(t, b.Read(i, got))
+				require.Equal(t, want[i], got, "object %d", i)
+			}
+			n, err := b.Updates(0)
+			require.NoError(t, err)
+			require.Equal(t, uint64(3), n, "rounds 0, 23 and 46")
+		})
+	}
+}
+
+func TestCreateErrors(t *testing.T) {
+	r := mustRegion(t, 1<<16)
+	for _, c := range []struct {
+		name             string
+		r                *persist.Region
+		off, size, count int
+		want             error
+	}{
+		{"nil region", nil, 0, 16, 1, cow.ErrInvalid},
+		{"size 0", r, 0, 0, 1, cow.ErrSize},
+		{"size -1", r, 0, -1, 1, cow.ErrSize},
+		{"size too large", r, 0, cow.MaxSize + 1, 1, cow.ErrSize},
+		{"count 0", r, 0, 16, 0, cow.ErrInvalid},
+		{"count huge", r, 0, 16, 1 << 60, cow.ErrInvalid},
+		{"offset unaligned", r, 32, 16, 1, cow.ErrInvalid},
+		{"offset negative", r, -64, 16, 1, cow.ErrInvalid},
+		{"offset past end", r, 1 << 16, 16, 1, cow.ErrTooSmall},
+		{"too many objects", r, 0, 16, 2000, cow.ErrTooSmall},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := cow.Create(c.r, c.off, c.size, c.count)
+			require.ErrorIs(t, err, c.want)
+			t.Log(err)
+		})
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	r := mustRegion(t, 1<<16)
+	mem := r.Bytes()
+	_, err := cow.Open(r, 0)
+	require.ErrorIs(t, err, cow.ErrNoArray)
+	_, err = cow.Open(r, 1<<16-32)
+	require.ErrorIs(t, err, cow.ErrInvalid)
+	_, err = cow.Create(r, 0, 16, 10)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		at   int
+	}{{"magic", 3}, {"format", 8}, {"flags", 13}, {"size", 16}, {"stride", 20}, {"count", 24}, {"aux", 33}, {"crc", 58}} {
+		mem[c.at] ^= 0x04
+		_, err := cow.Open(r, 0)
+		require.ErrorIs(t, err, cow.ErrCorrupt, c.name)
+		require.ErrorIs(t, err, persist.ErrCorrupt, c.name)
+		t.Logf("%s: %v", c.name, err)
+		mem[c.at] ^= 0x04
+	}
+	_, err = cow.Open(r, 0)
+	require.NoError(t, err)
+	short, err := persist.Anonymous(256, nil)
+	require.NoError(t, err)
+	defer short.Close()
+	copy(short.Bytes(), mem[:64])
+	_, err = cow.Open(short, 0)
+	require.ErrorIs(t, err, cow.ErrTooSmall)
+}
+
+func TestBadArguments(t *testing.T) {
+	r := mustRegion(t, 1<<16)
+	a, err := cow.Create(r, 0, 16, 10)
+	require.NoError(t, err)
+	buf := make([]byte, 16)
+	require.ErrorIs(t, a.Update(-1, buf), cow.ErrIndex)
+	require.ErrorIs(t, a.Update(10, buf), cow.ErrIndex)
+	require.ErrorIs(t, a.Read(10, buf), cow.ErrIndex)
+	_, err = a.Updates(10)
+	require.ErrorIs(t, err, cow.ErrIndex)
+	require.ErrorIs(t, a.Update(0, buf[:15]), cow.ErrSize)
+	require.ErrorIs(t, a.Read(0, make([]byte, 17)), cow.ErrSize)
+	require.NoError(t, r.Close())
+	require.ErrorIs(t, a.Update(0, buf), persist.ErrClosed)
+	require.ErrorIs(t, a.Read(0, buf), persist.ErrClosed)
+	_, err = cow.Open(r, 0)
+	require.ErrorIs(t, err, persist.ErrClosed)
+}
+
+func TestModel(t *testing.T) {
+	for _, size := range []int{8, 16, 40, 64, 200} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			seed := uint64(size)
+			rng := rand.New(rand.NewPCG(seed, 3))
+			r := mustRegion(t, 1<<20)
+			const n = 40
+			a, err := cow.Create(r, 0, size, n)
+			require.NoError(t, err)
+			model := map[int][]byte{}
+			buf := make([]byte, size)
+			for op := range 3000 {
+				i := rng.IntN(n)
+				switch x := rng.IntN(100); {
+				case x < 55:
+					v := make([]byte, size)
+					fill(v, rng.Uint64())
+					require.NoError(t, a.Update(i, v))
+					model[i] = v
+				case x < 98:
+					require.NoError(t, a.Read(i, buf))
+					want := model[i]
+					if want == nil {
+						want = make([]byte, size)
+					}
+					require.Equal(t, want, buf, "seed %d op %d object %d", seed, op, i)
+				default:
+					a, err = cow.Open(r, 0)
+					require.NoError(t, err)
+				}
+			}
+		})
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	r := mustRegion(t, 1<<20)
+	const n, g, rounds = 64, 8, 200
+	a, err := cow.Create(r, 0, 16, n)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, g)
+	for w := range g {
+		wg.Go(func() {
+			v := make([]byte, 16)
+			got := make([]byte, 16)
+			for round := range rounds {
+				for i := w; i < n; i += g {
+					binary.LittleEndian.PutUint64(v, uint64(i))
+					binary.LittleEndian.PutUint64(v[8:], uint64(round))
+					if err := a.Update(i, v); err != nil {
+						errs <- err
+						return
+					}
+					if err := a.Read(i, got); err != nil || string(got) != string(v) {
+						errs <- fmt.Errorf("object %d round %d: %x, %v", i, round, got, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	got := make([]byte, 16)
+	for i := range n {
+		require.NoError(t, a.Read(i, got))
+		require.Equal(t, uint64(rounds-1), binary.LittleEndian.Uint64(got[8:]))
+		u, err := a.Updates(i)
+		require.NoError(t, err)
+		require.Equal(t, uint64(rounds), u)
+	}
+}

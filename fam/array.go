@@ -1,0 +1,393 @@
+package fam
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/braid-pm/braid/internal/invariants"
+	"github.com/braid-pm/braid/persist"
+)
+
+// MaxSize is the largest object, in bytes, an Array or LogArray holds.
+const MaxSize = 1024
+
+// Array is a fixed number of same-sized FAM objects in a region: a header
+// line at the array's offset, then the objects, each starting on a cache
+// line (Footprint says how many bytes that takes). Every Update is
+// failure-atomic with one persist barrier.
+//
+// An Array keeps no state of its own besides the layout: all of it is in
+// the region. Update and Read of different objects may run concurrently
+// from any number of goroutines. An object must have one writer at a time,
+// and a Read of an object must not overlap an Update of the same object
+// (it may see part of each version); synchronize those yourself, for
+// example with one mutex per object or by partitioning objects among
+// goroutines.
+type Array struct {
+	r      *persist.Region
+	off    int // header
+	first  int // object 0
+	end    int // first + count*stride
+	size   int
+	count  int
+	stride int
+	nb     int // FAMBs per object
+	rolled int
+}
+
+func checkSize(size int) error {
+	if size < 4 || size > MaxSize || size%4 != 0 {
+		return fmt.Errorf("%w: %d bytes; want a multiple of 4 from 4 to %d", ErrSize, size, MaxSize)
+	}
+	return nil
+}
+
+// Footprint returns the bytes an Array of count objects of size bytes
+// occupies from its offset: a 64-byte header, then count slots, each the
+// object's FAMBs (size/4 data FAMBs and one meta FAMB per 31 of them, 8
+// bytes each) rounded up to whole cache lines: 64 bytes for 4 to 28-byte
+// objects, 128 for 32, 192 for 64, 576 for 256.
+func Footprint(size, count int) (int, error) {
+	if err := checkSize(size); err != nil {
+		return 0, err
+	}
+	st := stride(size)
+	if count < 1 || count > (int(^uint(0)>>1)-headerSize)/st {
+		return 0, fmt.Errorf("%w: count %d", ErrInvalid, count)
+	}
+	return headerSize + count*st, nil
+}
+
+// Create formats an Array of count objects of size bytes (a multiple of 4,
+// at most MaxSize) at offset off of r (a multiple of 64). Every object
+// reads as zeros. Whatever was at that place before is lost, also when
+// Create fails half-way. When Create returns nil the array is durable; if
+// it is interrupted by a crash, Open finds either the complete array or
+// ErrNoArray.
+func Create(r *persist.Region, off, size, count int) (*Array, error) {
+	hb, err := checkPlace(r, off)
+	if err != nil {
+		return nil, err
+	}
+	need, err := Footprint(size, count)
+	if err != nil {
+		return nil, err
+	}
+	if need > r.Size()-off {
+		return nil, fmt.Errorf("%w: %d objects of %d bytes need %d bytes from offset %d, the region has %d",
+			ErrTooSmall, count, size, need, off, r.Size()-off)
+	}
+	if err := invalidate(r, hb); err != nil {
+		return nil, fmt.Errorf("fam: %w", err)
+	}
+	a := newArray(r, off, size, count)
+	// All-zero FAMBs are a valid FAM: version 0, value 0.
+	if err := r.Set(r.Bytes()[a.first:a.end], 0, 0); err != nil {
+		return nil, fmt.Errorf("fam: %w", err)
+	}
+	h := header{size: uint32(size), stride: uint32(a.stride), count: uint64(count)}
+	if err := commit(r, hb, &h, magicArray); err != nil {
+		return nil, fmt.Errorf("fam: %w", err)
+	}
+	return a, nil
+}
+
+func newArray(r *persist.Region, off, size, count int) *Array {
+	st := stride(size)
+	return &Array{
+		r: r, off: off, first: off + headerSize, end: off + headerSize + count*st,
+		size: size, count: count, stride: st, nb: blocks(size),
+	}
+}
+
+// Open opens the Array at offset off of r and recovers it: every object
+// whose FAMBs a crash left at two adjacent versions is rolled back to the
+// older one, and made durable, before Open returns. Afterwards every object
+// holds the value of its last completed Update, or of the Update that was
+// running at the crash. Recovery reads every object once; it is idempotent,
+// so a crash during Open is recovered by the next Open. Open returns
+// ErrNoArray for an empty header, and an error wrapping ErrCorrupt (and
+// persist.ErrCorrupt) for a bad header or an object whose versions no crash
+// can produce.
+func Open(r *persist.Region, off int) (*Array, error) {
+	return open(r, off, true)
+}
+
+// open is Open; the crash tests open without recovery to show that the
+// simulator catches a FAM that ignores versions.
+func open(r *persist.Region, off int, recover bool) (*Array, error) {
+	hb, err := checkPlace(r, off)
+	if err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(hb, magicArray, "FAM array")
+	if err != nil {
+		return nil, err
+	}
+	size := int(h.size)
+	if checkSize(size) != nil {
+		return nil, fmt.Errorf("%w: header says objects of %d bytes", ErrCorrupt, size)
+	}
+	if int(h.stride) != stride(size) {
+		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.stride, size, stride(size))
+	}
+	if h.aux != 0 {
+		return nil, fmt.Errorf("%w: header has a non-zero aux field %#x", ErrCorrupt, h.aux)
+	}
+	if h.count == 0 {
+		return nil, fmt.Errorf("%w: header says 0 objects", ErrCorrupt)
+	}
+	if avail := uint64(r.Size()-off-headerSize) / uint64(h.stride); h.count > avail {
+		return nil, fmt.Errorf("%w: header says %d objects of %d bytes, the region holds %d from offset %d",
+			ErrTooSmall, h.count, size, avail, off)
+	}
+	a := newArray(r, off, size, int(h.count))
+	if recover {
+		if err := a.recover(); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// recover rolls back every object that ran ahead, then fences once.
+func (a *Array) recover() error {
+	mem := a.r.Bytes()
+	var bad error
+	for i := range a.count {
+		o := a.first + i*a.stride
+		ws := a.blocksAt(mem, o)
+		rolled, ok := rollback(ws)
+		if !ok {
+			bad = a.mixed(i, versionsOf(ws))
+			break
+		}
+		if rolled {
+			a.rolled++
+			if err := a.r.Flush(mem[o : o+a.nb*8]); err != nil {
+				return fmt.Errorf("fam: %w", err)
+			}
+		}
+	}
+	if a.rolled > 0 {
+		if err := a.r.Drain(); err != nil {
+			return fmt.Errorf("fam: %w", err)
+		}
+	}
+	return bad
+}
+
+func (a *Array) blocksAt(mem []byte, o int) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&mem[o])), a.nb)
+}
+
+func (a *Array) mixed(i int, m uint) error {
+	var vs []string
+	for v := range 4 {
+		if m&(1<<v) != 0 {
+			vs = append(vs, fmt.Sprint(v))
+		}
+	}
+	return fmt.Errorf("%w: object %d has FAM blocks at versions {%s} (possible after a crash: one version, or two adjacent ones before Open)",
+		ErrCorrupt, i, strings.Join(vs, ","))
+}
+
+// Len returns the number of objects.
+func (a *Array) Len() int { return a.count }
+
+// Size returns the object size in bytes.
+func (a *Array) Size() int { return a.size }
+
+// Recovered returns how many objects Open rolled back.
+func (a *Array) Recovered() int { return a.rolled }
+
+// object checks i and the region and returns the memory and the offset of
+// object i.
+func (a *Array) object(i int) ([]byte, int, error) {
+	if uint(i) >= uint(a.count) {
+		return nil, 0, errIndex(i, a.count)
+	}
+	mem := a.r.Bytes()
+	if len(mem) < a.end {
+		return nil, 0, errClosed()
+	}
+	return mem, a.first + i*a.stride, nil
+}
+
+// Update makes val (exactly Size() bytes) the value of object i, durable
+// when Update returns nil: every FAMB of the object is rewritten with one
+// 8-byte store, the object's cache lines are flushed, and one fence waits
+// for them. If a crash interrupts it, Open finds the object at its old or
+// its new value, never a mix.
+func (a *Array) Update(i int, val []byte) error {
+	mem, o, err := a.object(i)
+	if err != nil {
+		return err
+	}
+	if len(val) != a.size {
+		return errLen("value", len(val), a.size)
+	}
+	p := unsafe.Pointer(&mem[o])
+	var ok bool
+	switch a.size {
+	case 16:
+		ok = update16((*[5]uint64)(p), le32(val[0:]), le32(val[4:]), le32(val[8:]), le32(val[12:]))
+	case 8:
+		ok = update8((*[3]uint64)(p), le32(val[0:]), le32(val[4:]))
+	default:
+		ok = update(unsafe.Slice((*uint64)(p), a.nb), val)
+	}
+	if !ok {
+		return a.mixed(i, versionsOf(a.blocksAt(mem, o)))
+	}
+	if invariants.Enabled {
+		a.checkStored(mem, o, val)
+	}
+	return a.persist(mem, o)
+}
+
+// checkStored panics unless the object at o decodes to val at one version
+// (invariants build only).
+func (a *Array) checkStored(mem []byte, o int, val []byte) {
+	ws := a.blocksAt(mem, o)
+	got := make([]byte, len(val))
+	decode(ws, got)
+	if !single(versionsOf(ws)) || !bytes.Equal(got, val) {
+		panic(fmt.Sprintf("fam: invariant: object at %d holds %x (versions %04b) right after storing %x", o, got, versionsOf(ws), val))
+	}
+}
+
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+
+func (a *Array) persist(mem []byte, o int) error {
+	if err := a.r.Persist(mem[o : o+a.nb*8]); err != nil {
+		return fmt.Errorf("fam: %w", err)
+	}
+	return nil
+}
+
+// Read copies the value of object i into dst (exactly Size() bytes).
+func (a *Array) Read(i int, dst []byte) error {
+	mem, o, err := a.object(i)
+	if err != nil {
+		return err
+	}
+	if len(dst) != a.size {
+		return errLen("buffer", len(dst), a.size)
+	}
+	p := unsafe.Pointer(&mem[o])
+	ok := true
+	switch a.size {
+	case 16:
+		var v [16]byte
+		v, ok = read16((*[5]uint64)(p))
+		copy(dst, v[:])
+	case 8:
+		var v uint64
+		v, ok = read8((*[3]uint64)(p))
+		binary.LittleEndian.PutUint64(dst, v)
+	default:
+		ws := a.blocksAt(mem, o)
+		if ok = single(versionsOf(ws)); ok {
+			decode(ws, dst)
+		}
+	}
+	if !ok {
+		return a.mixed(i, versionsOf(a.blocksAt(mem, o)))
+	}
+	return nil
+}
+
+// Update16 is Update for arrays of 16-byte objects.
+func (a *Array) Update16(i int, v [16]byte) error {
+	if a.size != 16 {
+		return errLen("a [16]byte", 16, a.size)
+	}
+	mem, o, err := a.object(i)
+	if err != nil {
+		return err
+	}
+	p := (*[5]uint64)(unsafe.Pointer(&mem[o]))
+	if !update16(p, le32(v[0:]), le32(v[4:]), le32(v[8:]), le32(v[12:])) {
+		return a.mixed(i, versionsOf(p[:]))
+	}
+	if invariants.Enabled {
+		a.checkStored(mem, o, v[:])
+	}
+	return a.persist(mem, o)
+}
+
+// Read16 is Read for arrays of 16-byte objects.
+func (a *Array) Read16(i int) ([16]byte, error) {
+	var v [16]byte
+	if a.size != 16 {
+		return v, errLen("a [16]byte", 16, a.size)
+	}
+	mem, o, err := a.object(i)
+	if err != nil {
+		return v, err
+	}
+	p := (*[5]uint64)(unsafe.Pointer(&mem[o]))
+	v, ok := read16(p)
+	if !ok {
+		return v, a.mixed(i, versionsOf(p[:]))
+	}
+	return v, nil
+}
+
+// UpdateUint64 is Update for arrays of 8-byte objects, v stored
+// little-endian. (A lone uint64 needs no FAM, an aligned 8-byte store is
+// failure-atomic by itself; this is for values that sit in a FAM array.)
+func (a *Array) UpdateUint64(i int, v uint64) error {
+	if a.size != 8 {
+		return errLen("a uint64", 8, a.size)
+	}
+	mem, o, err := a.object(i)
+	if err != nil {
+		return err
+	}
+	p := (*[3]uint64)(unsafe.Pointer(&mem[o]))
+	if !update8(p, uint32(v), uint32(v>>32)) {
+		return a.mixed(i, versionsOf(p[:]))
+	}
+	if invariants.Enabled {
+		a.checkStored(mem, o, binary.LittleEndian.AppendUint64(nil, v))
+	}
+	return a.persist(mem, o)
+}
+
+// Uint64 is Read for arrays of 8-byte objects.
+func (a *Array) Uint64(i int) (uint64, error) {
+	if a.size != 8 {
+		return 0, errLen("a uint64", 8, a.size)
+	}
+	mem, o, err := a.object(i)
+	if err != nil {
+		return 0, err
+	}
+	p := (*[3]uint64)(unsafe.Pointer(&mem[o]))
+	v, ok := read8(p)
+	if !ok {
+		return 0, a.mixed(i, versionsOf(p[:]))
+	}
+	return v, nil
+}
+
+// Check verifies that every object's FAMBs share one version, as they do
+// after Open and between Updates. It returns the first violation, wrapping
+// ErrCorrupt.
+func (a *Array) Check() error {
+	mem := a.r.Bytes()
+	if len(mem) < a.end {
+		return errClosed()
+	}
+	for i := range a.count {
+		if m := versionsOf(a.blocksAt(mem, a.first+i*a.stride)); !single(m) {
+			return a.mixed(i, m)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,422 @@
+package fam
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/braid-pm/braid/internal/invariants"
+	"github.com/braid-pm/braid/persist"
+)
+
+// LogArray is the log-based way to update small objects in place, the
+// baseline FAM is measured against ([VR] 3.4.2, ALGORITHMS.md 5.2): each
+// Update appends a redo record (object index + new bytes) to a
+// popcount-validated log and fences, then writes the bytes in place and
+// fences again — two barriers. Open replays the valid records.
+//
+// Layout from the array's offset: the 64-byte header, then Lanes logs of
+// LaneBytes each, then the objects, packed at a stride of Size() rounded up
+// to 8 bytes. A lane log is a generation word (its first cache line) and
+// then fixed-size records:
+//
+//	word 0   len u16 | popcount u16 | generation u32
+//	word 1   object index
+//	...      the object's bytes, zero-padded to len
+//
+// len is 16 + the padded object size, rounded up to 32 or 64 bytes, or to
+// whole cache lines above 64, so a record never straddles more lines than
+// it must; the popcount counts the one bits of words 1..len/8-1. A record
+// is valid when its generation is the lane's and its popcount matches:
+// records are only ever written over zeroed log space, so a torn record has
+// fewer one bits than it claims ([VR] PopLog). When a lane is full it is
+// reset: its generation is incremented and made durable first, which
+// invalidates every record in it at once, and then it is zeroed. Open
+// replays each lane's valid records in order (idempotent redo), then
+// resets every lane.
+//
+// Object i always logs to lane i % Lanes, so the records of one object are
+// in one log in update order. Updates of objects in different lanes run in
+// parallel, updates within a lane one at a time (a mutex per lane). As for
+// Array, an object must have one writer at a time and a Read of an object
+// must not overlap an Update of the same object.
+type LogArray struct {
+	r         *persist.Region
+	off       int
+	logs      int // lane 0
+	first     int // object 0
+	end       int
+	size      int
+	count     int
+	ostride   int
+	rec       int // record bytes
+	laneBytes int
+	lanes     []lane
+	replayed  int
+}
+
+type lane struct {
+	mu  sync.Mutex
+	pos int    // next record, from the lane's start
+	gen uint32 // non-zero
+	_   [64 - 8 - 8 - 4]byte
+}
+
+// LogOptions configure CreateLog. A nil *LogOptions means the defaults.
+type LogOptions struct {
+	// Lanes is the number of redo logs: object i logs to lane i % Lanes,
+	// and updates in different lanes run in parallel. 0 means 4; at most
+	// 1024.
+	Lanes int
+	// LaneBytes is the size of each lane's log, a multiple of 64 with room
+	// for its 64-byte generation line and at least one record. A full lane
+	// is reset (zeroed) inside the Update that finds it full. 0 means
+	// 64 KiB; at most 1 GiB.
+	LaneBytes int
+}
+
+const (
+	defaultLanes     = 4
+	defaultLaneBytes = 64 << 10
+	maxLanes         = 1024
+	maxLaneBytes     = 1 << 30
+	laneHead         = 64 // the generation line
+)
+
+// Validate reports the first problem with the options for objects of size
+// bytes, wrapping ErrInvalid.
+func (o *LogOptions) Validate(size int) error {
+	if err := checkSize(size); err != nil {
+		return err
+	}
+	l, lb := o.resolve()
+	switch {
+	case l < 1 || l > maxLanes:
+		return fmt.Errorf("%w: Lanes %d, want 1 to %d", ErrInvalid, l, maxLanes)
+	case lb%64 != 0 || lb < laneHead+recordLen(size) || lb > maxLaneBytes:
+		return fmt.Errorf("%w: LaneBytes %d, want a multiple of 64 from %d to %d for %d-byte objects",
+			ErrInvalid, lb, laneHead+recordLen(size), maxLaneBytes, size)
+	}
+	return nil
+}
+
+func (o *LogOptions) resolve() (lanes, laneBytes int) {
+	lanes, laneBytes = defaultLanes, defaultLaneBytes
+	if o != nil {
+		if o.Lanes != 0 {
+			lanes = o.Lanes
+		}
+		if o.LaneBytes != 0 {
+			laneBytes = o.LaneBytes
+		}
+	}
+	return lanes, laneBytes
+}
+
+// recordLen is the bytes of one redo record for objects of size bytes.
+func recordLen(size int) int {
+	n := 16 + (size+7)&^7
+	if n <= 64 {
+		return 1 << bits.Len(uint(n-1)) // 32 or 64
+	}
+	return (n + 63) &^ 63
+}
+
+func objStride(size int) int { return (size + 7) &^ 7 }
+
+// LogFootprint returns the bytes a LogArray of count objects of size bytes
+// with these options occupies from its offset.
+func LogFootprint(size, count int, opts *LogOptions) (int, error) {
+	if err := opts.Validate(size); err != nil {
+		return 0, err
+	}
+	lanes, lb := opts.resolve()
+	fixed := headerSize + lanes*lb
+	if count < 1 || count > (int(^uint(0)>>1)-fixed)/objStride(size) {
+		return 0, fmt.Errorf("%w: count %d", ErrInvalid, count)
+	}
+	return fixed + count*objStride(size), nil
+}
+
+// CreateLog formats a LogArray of count objects of size bytes (a multiple
+// of 4, at most MaxSize) at offset off of r (a multiple of 64). Every
+// object reads as zeros. As with Create, what was there is lost, and when
+// CreateLog returns nil the array is durable; a crash during it leaves
+// either the complete array or ErrNoArray.
+func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (*LogArray, error) {
+	hb, err := checkPlace(r, off)
+	if err != nil {
+		return nil, err
+	}
+	need, err := LogFootprint(size, count, opts)
+	if err != nil {
+		return nil, err
+	}
+	if need > r.Size()-off {
+		return nil, fmt.Errorf("%w: %d objects of %d bytes and their logs need %d bytes from offset %d, the region has %d",
+			ErrTooSmall, count, size, need, off, r.Size()-off)
+	}
+	lanes, lb := opts.resolve()
+	if err := invalidate(r, hb); err != nil {
+		return nil, fmt.Errorf("fam: %w", err)
+	}
+	a := newLogArray(r, off, size, count, lanes, lb)
+	mem := r.Bytes()
+	if err := r.Set(mem[a.logs:a.end], 0, persist.NoDrain); err != nil {
+		return nil, fmt.Errorf("fam: %w", err)
+	}
+	for l := range a.lanes {
+		g := mem[a.laneOff(l):]
+		persist.Store64(g, 1)
+		if err := r.Flush(g[:8]); err != nil {
+			return nil, fmt.Errorf("fam: %w", err)
+		}
+		a.lanes[l].gen, a.lanes[l].pos = 1, laneHead
+	}
+	if err := r.Drain(); err != nil {
+		return nil, fmt.Errorf("fam: %w", err)
+	}
+	h := header{size: uint32(size), stride: uint32(a.ostride), count: uint64(count), aux: uint64(lanes) | uint64(lb)<<32}
+	if err := commit(r, hb, &h, magicLog); err != nil {
+		return nil, fmt.Errorf("fam: %w", err)
+	}
+	return a, nil
+}
+
+func newLogArray(r *persist.Region, off, size, count, lanes, lb int) *LogArray {
+	logs := off + headerSize
+	first := logs + lanes*lb
+	return &LogArray{
+		r: r, off: off, logs: logs, first: first, end: first + count*objStride(size),
+		size: size, count: count, ostride: objStride(size), rec: recordLen(size),
+		laneBytes: lb, lanes: make([]lane, lanes),
+	}
+}
+
+func (a *LogArray) laneOff(l int) int { return a.logs + l*a.laneBytes }
+
+// OpenLog opens the LogArray at offset off of r and recovers it: the valid
+// records of every lane are replayed in order and made durable, then every
+// lane is reset. Afterwards every object holds the value of its last
+// completed Update, or of the Update running at the crash. Recovery is
+// idempotent, so a crash during OpenLog is recovered by the next one.
+// Errors as for Open; a complete record naming an object that does not
+// exist or does not belong to its lane is ErrCorrupt.
+func OpenLog(r *persist.Region, off int) (*LogArray, error) {
+	hb, err := checkPlace(r, off)
+	if err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(hb, magicLog, "FAM log array")
+	if err != nil {
+		return nil, err
+	}
+	size := int(h.size)
+	lanes, lb := int(uint32(h.aux)), int(h.aux>>32)
+	if err := (&LogOptions{Lanes: lanes, LaneBytes: lb}).Validate(size); err != nil || lanes == 0 || lb == 0 {
+		return nil, fmt.Errorf("%w: header says %d-byte objects, %d lanes of %d bytes", ErrCorrupt, size, lanes, lb)
+	}
+	if int(h.stride) != objStride(size) {
+		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.stride, size, objStride(size))
+	}
+	if h.count == 0 {
+		return nil, fmt.Errorf("%w: header says 0 objects", ErrCorrupt)
+	}
+	fixed := headerSize + lanes*lb
+	if fixed > r.Size()-off || h.count > uint64(r.Size()-off-fixed)/uint64(h.stride) {
+		return nil, fmt.Errorf("%w: header says %d objects of %d bytes and %d lanes of %d bytes, more than the region holds from offset %d",
+			ErrTooSmall, h.count, size, lanes, lb, off)
+	}
+	a := newLogArray(r, off, size, int(h.count), lanes, lb)
+	if err := a.recover(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// recover replays every lane and fences. A lane whose space after its
+// last valid record is all zeros is appended to from there; any other lane
+// (a torn record, records of an older generation) is reset.
+func (a *LogArray) recover() error {
+	mem := a.r.Bytes()
+	ends := make([]int, len(a.lanes))
+	for l := range a.lanes {
+		lo := a.laneOff(l)
+		gw := persist.Load64(mem[lo:])
+		gen := uint32(gw)
+		if gen == 0 || gw>>32 != 0 {
+			return fmt.Errorf("%w: lane %d has generation word %#x", ErrCorrupt, l, gw)
+		}
+		for pos := laneHead; pos+a.rec <= a.laneBytes; pos += a.rec {
+			rec := mem[lo+pos : lo+pos+a.rec]
+			h := persist.Load64(rec)
+			if h == 0 || uint32(h>>32) != gen {
+				break // the end of this generation, or an older one
+			}
+			if int(h&0xffff) != a.rec {
+				return fmt.Errorf("%w: lane %d record at %d has length %d, want %d", ErrCorrupt, l, pos, h&0xffff, a.rec)
+			}
+			if popcount(rec[8:]) != int(h>>16&0xffff) {
+				break // torn: the update it logs never started in place
+			}
+			idx := binary.LittleEndian.Uint64(rec[8:])
+			if idx >= uint64(a.count) || int(idx%uint64(len(a.lanes))) != l {
+				return fmt.Errorf("%w: lane %d record at %d names object %d (the array holds %d in %d lanes)",
+					ErrCorrupt, l, pos, idx, a.count, len(a.lanes))
+			}
+			// Redo only what is not in place already (most records were
+			// applied before the crash): no needless write-back.
+			o := a.first + int(idx)*a.ostride
+			if !bytes.Equal(mem[o:o+a.size], rec[16:16+a.size]) {
+				if err := a.r.Copy(mem[o:o+a.size], rec[16:16+a.size], persist.NoDrain); err != nil {
+					return fmt.Errorf("fam: %w", err)
+				}
+				a.replayed++
+			}
+			ends[l] = pos + a.rec
+		}
+		if ends[l] == 0 {
+			ends[l] = laneHead
+		}
+		a.lanes[l].gen, a.lanes[l].pos = gen, ends[l]
+	}
+	// The replayed values must be durable before a reset invalidates the
+	// records that carry them.
+	if a.replayed > 0 {
+		if err := a.r.Drain(); err != nil {
+			return fmt.Errorf("fam: %w", err)
+		}
+	}
+	for l := range a.lanes {
+		lo := a.laneOff(l)
+		if !zero(mem[lo+ends[l] : lo+a.laneBytes]) {
+			if err := a.reset(mem, l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func zero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// reset empties lane l: the next generation is made durable (every record
+// of the lane is now stale), then the records are zeroed, as the popcount
+// check needs.
+func (a *LogArray) reset(mem []byte, l int) error {
+	ln := &a.lanes[l]
+	gen := ln.gen + 1
+	if gen == 0 {
+		gen = 1
+	}
+	lo := a.laneOff(l)
+	persist.Store64(mem[lo:], uint64(gen))
+	if err := a.r.Persist(mem[lo : lo+8]); err != nil {
+		return fmt.Errorf("fam: %w", err)
+	}
+	if err := a.r.Set(mem[lo+laneHead:lo+a.laneBytes], 0, 0); err != nil {
+		return fmt.Errorf("fam: %w", err)
+	}
+	ln.gen, ln.pos = gen, laneHead
+	return nil
+}
+
+// popcount counts the one bits of b (len(b) a multiple of 4).
+func popcount(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	if len(b) >= 4 {
+		n += bits.OnesCount32(binary.LittleEndian.Uint32(b))
+	}
+	return n
+}
+
+// Len returns the number of objects.
+func (a *LogArray) Len() int { return a.count }
+
+// Size returns the object size in bytes.
+func (a *LogArray) Size() int { return a.size }
+
+// Replayed returns how many redo records OpenLog had to apply: valid
+// records whose bytes were not (all) in place. Records already applied
+// before the crash are skipped, so a second OpenLog replays nothing.
+func (a *LogArray) Replayed() int { return a.replayed }
+
+// Update makes val (exactly Size() bytes) the value of object i, durable
+// when Update returns nil: the redo record is appended and fenced, then the
+// bytes are written in place and fenced. If a crash interrupts it, OpenLog
+// finds the object at its old or its new value, never a mix.
+func (a *LogArray) Update(i int, val []byte) error {
+	if uint(i) >= uint(a.count) {
+		return errIndex(i, a.count)
+	}
+	if len(val) != a.size {
+		return errLen("value", len(val), a.size)
+	}
+	mem := a.r.Bytes()
+	if len(mem) < a.end {
+		return errClosed()
+	}
+	l := i % len(a.lanes)
+	ln := &a.lanes[l]
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	if ln.pos+a.rec > a.laneBytes {
+		if err := a.reset(mem, l); err != nil {
+			return err
+		}
+	}
+	lo := a.laneOff(l) + ln.pos
+	rec := mem[lo : lo+a.rec]
+	binary.LittleEndian.PutUint64(rec[8:], uint64(i))
+	copy(rec[16:], val)
+	pop := bits.OnesCount64(uint64(i)) + popcount(val)
+	persist.Store64(rec, uint64(a.rec)|uint64(pop)<<16|uint64(ln.gen)<<32)
+	if invariants.Enabled && popcount(rec[8:]) != pop {
+		panic(fmt.Sprintf("fam: invariant: redo record at %d has popcount %d, header says %d (log space not zeroed?)", lo, popcount(rec[8:]), pop))
+	}
+	if err := a.r.Persist(rec); err != nil {
+		return fmt.Errorf("fam: %w", err)
+	}
+	ln.pos += a.rec
+	o := a.first + i*a.ostride
+	if err := a.r.Copy(mem[o:o+a.size], val, 0); err != nil {
+		return fmt.Errorf("fam: %w", err)
+	}
+	return nil
+}
+
+// Read copies the value of object i into dst (exactly Size() bytes).
+func (a *LogArray) Read(i int, dst []byte) error {
+	if uint(i) >= uint(a.count) {
+		return errIndex(i, a.count)
+	}
+	if len(dst) != a.size {
+		return errLen("buffer", len(dst), a.size)
+	}
+	mem := a.r.Bytes()
+	if len(mem) < a.end {
+		return errClosed()
+	}
+	o := a.first + i*a.ostride
+	copy(dst, mem[o:o+a.size])
+	return nil
+}
