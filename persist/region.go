@@ -404,20 +404,24 @@ func (r *Region) Offset(b []byte) (int, error) {
 // than 8 bytes or not 8-byte aligned — such a store would not be
 // failure-atomic, a bug in the caller's layout.
 func Store64(b []byte, v uint64) {
-	atomic.StoreUint64(word(b), v)
+	p := unsafe.Pointer(unsafe.SliceData(b[:8]))
+	if uintptr(p)&7 != 0 {
+		misaligned(p)
+	}
+	atomic.StoreUint64((*uint64)(p), v)
 }
 
 // Load64 loads the first 8 bytes of b with one 8-byte load. It panics like
 // Store64.
 func Load64(b []byte) uint64 {
-	return atomic.LoadUint64(word(b))
+	p := unsafe.Pointer(unsafe.SliceData(b[:8]))
+	if uintptr(p)&7 != 0 {
+		misaligned(p)
+	}
+	return atomic.LoadUint64((*uint64)(p))
 }
 
-func word(b []byte) *uint64 {
-	_ = b[7]
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	if uintptr(p)&7 != 0 {
-		panic(fmt.Sprintf("persist: 8-byte store or load at %p, which is not 8-byte aligned", p))
-	}
-	return (*uint64)(p)
+//go:noinline
+func misaligned(p unsafe.Pointer) {
+	panic(fmt.Sprintf("persist: 8-byte store or load at %p, which is not 8-byte aligned", p))
 }
