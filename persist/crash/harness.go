@@ -302,10 +302,11 @@ type state struct {
 	replay   *replay
 	findings map[[2]string]*Finding
 	replayFn func(seq, image, rseq, rimage int) string
+	inImage  int // > 0 while a check runs: its findings are not the workload's
 }
 
 func (st *state) finding(kind string, skip int, detail string) {
-	if st.dry {
+	if st.dry || st.inImage > 0 {
 		return
 	}
 	site, fn, _ := callSite(skip + 1)
@@ -652,7 +653,9 @@ func (st *state) runImage(m *machine, pt Point, plan *imagePlan, i int, choice [
 	} else {
 		st.report.RecoveryImages++
 	}
+	st.inImage++
 	err := callCheck(st.check, img)
+	st.inImage--
 	if err == nil && im.nestedErr != nil {
 		return &errNested{f: im.nestedErr}
 	}

@@ -1,0 +1,342 @@
+package pagelog_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/braid-pm/braid/pagelog"
+	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/crash"
+)
+
+// Crash tests: every propagation method runs a random sequence of page
+// writes on a simulated region; at every fence (and at the end) the
+// simulator builds crash images — each 8-byte word written but not yet
+// fenced may or may not have reached the media (a whole line with
+// LineAtomic) — and the check recovers each image with Open and demands
+// that every page is its last acknowledged version or the version being
+// written, whole. After that the check writes a new version of every page
+// and reopens: some images get a second crash at every fence of that
+// recovery-and-write phase, and must still recover.
+
+const crashPageSize = 256 // 4 lines: few words per page, many images per point
+
+// crashOp is one page write of a crash workload.
+type crashOp struct {
+	pid   uint64
+	page  []byte   // the new content
+	lines []uint64 // nil: Write; else WriteLines with this mask
+}
+
+// crashOps builds n random writes over pages pages: whole-page writes and
+// writes of 1 to 4 lines (through the micro log when opts allow).
+func crashOps(seed uint64, pages, n, ps int) []crashOp {
+	rng := rand.New(rand.NewPCG(seed, 0xc0ffee))
+	cur := make([][]byte, pages)
+	for p := range cur {
+		cur[p] = make([]byte, ps)
+	}
+	ops := make([]crashOp, n)
+	for i := range ops {
+		p := uint64(rng.IntN(pages))
+		page := append([]byte(nil), cur[p]...)
+		op := crashOp{pid: p}
+		if rng.IntN(2) == 0 {
+			fillPattern(page, p, i+1)
+		} else {
+			m := pagelog.NewLines(ps)
+			for range 1 + rng.IntN(2) {
+				ln := rng.IntN(ps / 64)
+				m.Set(ln)
+				fillPattern(page[ln*64:ln*64+64], p, i+1)
+			}
+			op.lines = m
+		}
+		op.page = page
+		cur[p] = page
+		ops[i] = op
+	}
+	return ops
+}
+
+// postVersion is what the check writes after recovery.
+func postVersion(p uint64, ps int) []byte { return pattern(p, 0xfffff, ps) }
+
+// crashCase is one crash test: a store configuration, a crash model, and
+// optionally a deliberately broken ordering.
+type crashCase struct {
+	name    string
+	opts    pagelog.Options
+	cfg     crash.Config // Regions are filled in
+	broken  string
+	ops     int
+	seed    uint64
+	store64 bool // Packed header word written with Store64+Persist, not streamed
+}
+
+// build returns the workload and check of a crash case.
+func (c crashCase) build(t testing.TB) (crash.Config, func(*crash.Run) error, func(*crash.Image) error) {
+	o := c.opts
+	if o.PageSize == 0 {
+		o.PageSize = crashPageSize
+	}
+	ps := o.PageSize
+	size, err := pagelog.Size(&o)
+	require.NoError(t, err)
+	cfg := c.cfg
+	cfg.Regions = []crash.Spec{{Name: "pm", Size: size, Garbage: c.cfg.Regions != nil && c.cfg.Regions[0].Garbage}}
+	ops := crashOps(c.seed, o.Pages, c.ops, ps)
+
+	var (
+		created  bool
+		acked    [][]byte
+		inflight = -1 // index into ops of the write in flight, or -1
+	)
+	workload := func(w *crash.Run) error {
+		created, inflight = false, -1
+		acked = make([][]byte, o.Pages)
+		for p := range acked {
+			acked[p] = make([]byte, ps)
+		}
+		r := w.Region("pm")
+		s, err := pagelog.Create(r, &o)
+		if err != nil {
+			return err
+		}
+		created = true
+		w.Durable("create")
+		pagelog.SetNTHeader(s, !c.store64)
+		if c.broken != "" {
+			pagelog.SetBroken(s, c.broken)
+		}
+		for i, op := range ops {
+			inflight = i
+			if op.lines == nil {
+				err = s.Write(op.pid, op.page)
+			} else {
+				err = s.WriteLines(op.pid, op.page, op.lines)
+			}
+			if err != nil {
+				return fmt.Errorf("op %d: %w", i, err)
+			}
+			acked[op.pid] = op.page
+			inflight = -1
+			w.Durable(fmt.Sprintf("op %d", i))
+			if i%7 == 6 { // a clean restart now and then: recovery on a live store
+				require.NoError(t, s.Close())
+				if s, err = pagelog.Open(r, &pagelog.Options{FenceOnly: o.FenceOnly, MicroLogLines: o.MicroLogLines}); err != nil {
+					return fmt.Errorf("reopen after op %d: %w", i, err)
+				}
+				pagelog.SetNTHeader(s, !c.store64)
+				if c.broken != "" {
+					pagelog.SetBroken(s, c.broken)
+				}
+			}
+		}
+		return s.Close()
+	}
+
+	check := func(img *crash.Image) error {
+		r := img.Region("pm")
+		run := &pagelog.Options{FenceOnly: o.FenceOnly, MicroLogLines: o.MicroLogLines}
+		s, err := pagelog.Open(r, run)
+		if err != nil {
+			if !created {
+				return nil // a crash during Create: nothing was promised
+			}
+			return fmt.Errorf("recovery: %w", err)
+		}
+		if err := verifyPages(s, acked, ops, inflight, img.InRecovery()); err != nil {
+			return err
+		}
+		if err := s.Check(); err != nil {
+			return err
+		}
+		pagelog.SetNTHeader(s, !c.store64)
+		// Go on after recovery: every spare gets reused.
+		for p := range uint64(o.Pages) {
+			if err := s.Write(p, postVersion(p, ps)); err != nil {
+				return fmt.Errorf("write after recovery: %w", err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			return err
+		}
+		if s, err = pagelog.Open(r, run); err != nil {
+			return fmt.Errorf("reopen after recovery: %w", err)
+		}
+		buf := make([]byte, ps)
+		for p := range uint64(o.Pages) {
+			if err := s.Read(p, buf); err != nil {
+				return err
+			}
+			if !bytes.Equal(buf, postVersion(p, ps)) {
+				return fmt.Errorf("page %d: write after recovery lost", p)
+			}
+		}
+		return s.Close()
+	}
+	return cfg, workload, check
+}
+
+// verifyPages checks every page against the oracle: the acknowledged
+// version, the one in flight, or (in a crash during the check's own
+// post-recovery writes) the post-recovery version.
+func verifyPages(s *pagelog.Store, acked [][]byte, ops []crashOp, inflight int, inRecovery bool) error {
+	buf := make([]byte, s.PageSize())
+	for p := range uint64(s.Pages()) {
+		if err := s.Read(p, buf); err != nil {
+			return fmt.Errorf("page %d: %w", p, err)
+		}
+		switch {
+		case bytes.Equal(buf, acked[p]):
+		case inflight >= 0 && ops[inflight].pid == p && bytes.Equal(buf, ops[inflight].page):
+		case inRecovery && bytes.Equal(buf, postVersion(p, len(buf))):
+		default:
+			return fmt.Errorf("page %d is neither its old nor its new version (first word %#x)", p, le64(buf))
+		}
+	}
+	return nil
+}
+
+func le64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+// Small stores: 3 pages; one spare (every write reuses the slot the
+// previous one freed) or two.
+var (
+	oneLane  = pagelog.Options{Pages: 3, Slots: 4}
+	twoLanes = pagelog.Options{Pages: 3, Slots: 5}
+)
+
+func with(o pagelog.Options, f func(*pagelog.Options)) pagelog.Options { f(&o); return o }
+
+// correctCases must pass.
+var correctCases = []crashCase{
+	{name: "packed", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.Packed; o.MicroLogLines = -1 })},
+	{name: "packed/store64-header", opts: with(oneLane, func(o *pagelog.Options) { o.MicroLogLines = -1 }), store64: true},
+	{name: "packed/line-atomic", opts: with(oneLane, func(o *pagelog.Options) { o.MicroLogLines = -1 }), cfg: crash.Config{LineAtomic: true}},
+	{name: "packed/eadr", opts: with(twoLanes, func(o *pagelog.Options) {}), cfg: crash.Config{Mode: persist.ModeEADR}},
+	{name: "packed/4k-pages", opts: with(twoLanes, func(o *pagelog.Options) { o.PageSize = 4096; o.MicroLogLines = 8 }), ops: 6, cfg: crash.Config{MaxImages: 24}},
+	{name: "packed/garbage", opts: with(twoLanes, func(o *pagelog.Options) {}), cfg: crash.Config{Regions: []crash.Spec{{Garbage: true}}}},
+	{name: "two-word", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.MicroLogLines = -1 })},
+	{name: "two-word/line-atomic", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.MicroLogLines = -1 }), cfg: crash.Config{LineAtomic: true}},
+	{name: "two-word-fence-only/line-atomic", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.FenceOnly = true; o.MicroLogLines = -1 }), cfg: crash.Config{LineAtomic: true}},
+	{name: "microlog", opts: with(twoLanes, func(o *pagelog.Options) { o.MicroLogLines = 4 })},
+	{name: "microlog/two-word", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.MicroLogLines = 2 })},
+	{name: "checksum", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.Checksum })},
+	{name: "checksum/two-lanes", opts: with(twoLanes, func(o *pagelog.Options) { o.Layout = pagelog.Checksum })},
+}
+
+// brokenCases must be caught.
+var brokenCases = []crashCase{
+	{name: "pvn-before-pid", broken: "pvn-before-pid", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.MicroLogLines = -1 })},
+	{name: "pvn-before-pid/line-atomic", broken: "pvn-before-pid", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.MicroLogLines = -1 }), cfg: crash.Config{LineAtomic: true}},
+	{name: "no-payload-fence", broken: "no-payload-fence", opts: with(oneLane, func(o *pagelog.Options) { o.MicroLogLines = -1 })},
+	{name: "no-payload-fence/two-word", broken: "no-payload-fence", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.MicroLogLines = -1 })},
+	{name: "microlog-no-log-fence", broken: "microlog-no-log-fence", opts: with(oneLane, func(o *pagelog.Options) { o.MicroLogLines = 4 })},
+	{name: "microlog-no-invalidate", broken: "microlog-no-invalidate", opts: with(oneLane, func(o *pagelog.Options) { o.MicroLogLines = 4 })},
+	{name: "checksum-no-backup-fence", broken: "checksum-no-backup-fence", opts: with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.Checksum })},
+}
+
+func defaults(c crashCase) crashCase {
+	if c.ops == 0 {
+		c.ops = 12
+	}
+	if c.seed == 0 {
+		c.seed = 1
+	}
+	c.cfg.Seed = c.seed
+	return c
+}
+
+func TestCrash(t *testing.T) {
+	for _, c := range correctCases {
+		t.Run(c.name, func(t *testing.T) {
+			c = defaults(c)
+			cfg, wl, ck := c.build(t)
+			rep := crash.Test(t, cfg, wl, ck)
+			require.NotZero(t, rep.Images)
+			require.NotZero(t, rep.RecoveryImages, "no crash during recovery was tested")
+		})
+	}
+}
+
+func TestCrashBroken(t *testing.T) {
+	for _, c := range brokenCases {
+		t.Run(c.name, func(t *testing.T) {
+			c = defaults(c)
+			cfg, wl, ck := c.build(t)
+			rep, err := crash.Check(cfg, wl, ck)
+			require.NoError(t, err)
+			require.NotEmpty(t, rep.Failures, "variant %s: NOT caught (%v)", c.name, rep)
+			t.Logf("variant %s: caught (%s)", c.name, rep.Failures[0].Summary())
+		})
+	}
+}
+
+// TestCrashHeaderVerdicts is the simulator's verdict on the copy-on-write
+// header forms under both crash models: the packed one-word header and the
+// two-word header with a flush between pid and pvn pass both; the paper's
+// two-word header with only a fence between them passes when lines are
+// written back whole and fails under 8-byte atomicity. Only crashes of the
+// workload are tested here, so the counts are about the header alone
+// (TestCrash adds crashes during recovery).
+func TestCrashHeaderVerdicts(t *testing.T) {
+	headers := []struct {
+		name string
+		opts pagelog.Options
+		word bool // expected to pass under word atomicity
+	}{
+		{"packed", with(oneLane, func(o *pagelog.Options) { o.MicroLogLines = -1 }), true},
+		{"two-word", with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.MicroLogLines = -1 }), true},
+		{"two-word-fence-only", with(oneLane, func(o *pagelog.Options) { o.Layout = pagelog.TwoWord; o.FenceOnly = true; o.MicroLogLines = -1 }), false},
+	}
+	for _, h := range headers {
+		for _, lineAtomic := range []bool{false, true} {
+			model := "word-atomic"
+			if lineAtomic {
+				model = "line-atomic"
+			}
+			t.Run(h.name+"/"+model, func(t *testing.T) {
+				c := defaults(crashCase{name: h.name, opts: h.opts, ops: 24, cfg: crash.Config{LineAtomic: lineAtomic, KeepGoing: true, NoShrink: true, RecoveryCrashes: -1}})
+				cfg, wl, ck := c.build(t)
+				rep, err := crash.Check(cfg, wl, ck)
+				require.NoError(t, err)
+				if len(rep.Failures) == 0 {
+					t.Logf("verdict: header %s, %s model: PASS (%d crash points, %d images, %d recovery images)", h.name, model, rep.Points, rep.Images, rep.RecoveryImages)
+					require.True(t, h.word || lineAtomic, "expected a failure")
+					return
+				}
+				kinds := map[string]int{}
+				first := map[string]string{}
+				for _, f := range rep.Failures {
+					k := "recovery rejects the store"
+					if strings.Contains(f.Err.Error(), "neither its old nor its new") {
+						k = "a page holds a wrong version"
+					}
+					kinds[k]++
+					if first[k] == "" {
+						first[k] = f.Summary()
+					}
+				}
+				t.Logf("verdict: header %s, %s model: FAIL at %d of %d crash points", h.name, model, len(rep.Failures), rep.Points)
+				for k, n := range kinds {
+					t.Logf("  %d x %s, first: %s", n, k, first[k])
+				}
+				require.False(t, h.word || lineAtomic, "unexpected failure: %v", rep.Failures[0])
+				t.Logf("variant %s/%s: caught (%s)", h.name, model, rep.Failures[0].Summary())
+			})
+		}
+	}
+}

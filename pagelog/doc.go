@@ -1,0 +1,87 @@
+// Package pagelog propagates fixed-size pages from DRAM to persistent memory
+// failure-atomically: after a crash every page is either its old or its new
+// version, never a mix. It is the page-flush building block of van Renen et
+// al., "Building blocks for persistent memory" (VLDB J. 2020, section 3.2):
+// what a buffer manager needs to evict dirty pages to PMem.
+//
+// A Store lives in a persist.Region. Create formats one (page size, page
+// count and slot count go into its superblock); Open recovers one. Pages
+// have ids 0..Pages()-1 and start as zeros.
+//
+// # Guarantees
+//
+//   - Write(pid, page): when it returns nil, the new version of the page is
+//     durable. If a crash comes first, recovery finds the old version or
+//     the new one, whole.
+//   - WriteLines(pid, page, dirty): the same, for a page of which only the
+//     marked cache lines changed.
+//   - Read(pid, buf) returns the last version written (acknowledged or
+//     being written concurrently, never a mix of two).
+//   - Open recovers after any crash, including a crash during an earlier
+//     Open: nothing acknowledged is lost, nothing torn is returned.
+//   - Concurrency: all methods may be called from many goroutines. Page p
+//     is written on lane p mod Lanes(); operations on one lane serialize
+//     (so writes to the same page are ordered, the later one wins), those
+//     on different lanes run in parallel. Lanes() = Slots()-Pages(), the
+//     number of spare slots. Close waits for the operations in flight.
+//   - Bad input (a pid out of range, a buffer of the wrong size, a bad
+//     mask, options that do not fit the region) is an error wrapping a
+//     sentinel of this package; persistent bytes that fail a check are
+//     errors wrapping ErrCorrupt, and so persist.ErrCorrupt. Nothing
+//     panics.
+//
+// # Layouts
+//
+// The region holds, in order: the superblock (4 KiB, of which 64 bytes are
+// used: magic, format version, layout, page size, pid bits, page and slot
+// counts, CRC32C), the slot header table, the lanes' micro logs
+// (copy-on-write layouts only), and Slots() page-sized payload slots, each
+// page-aligned relative to the region.
+//
+// Copy-on-write (Packed, TwoWord). There are more slots than pages; each
+// page is current in one slot, and each lane owns one spare. A write copies
+// the page into its lane's spare with streaming stores and fences (barrier
+// 1), then makes that slot current by writing its header: the page id (pid)
+// and a page version number (pvn) one higher than the page's current one.
+// The previous slot of the page becomes the lane's spare. Recovery reads
+// every header and takes, for each page, the slot with the highest pvn.
+//
+//   - Packed (the default): pid and pvn share one 8-byte word
+//     (pvn<<pidBits | pid), written with one aligned 8-byte streaming store
+//     and a fence (barrier 2): failure-atomic like Store64, and faster here
+//     than Store64 + flush + fence. Safe when only aligned 8-byte stores are
+//     atomic, which is all braid assumes.
+//   - TwoWord: the paper's header, pid and pvn in two words of one cache
+//     line. The pid must be stored strictly before the pvn: a pvn that
+//     became durable with the slot's previous pid would make this payload
+//     the newest version of that other page. With a flush and a fence
+//     between the two stores (three barriers) this is safe under 8-byte
+//     atomicity. With only a fence between them (Options.FenceOnly, the
+//     paper's cheaper variant) it is safe only if cache lines are written
+//     back whole: the crash simulator in line-atomic mode passes it, in the
+//     default word-atomic mode it finds the pvn on the media without the
+//     pid.
+//
+// Micro log (WriteLines with few dirty lines, copy-on-write layouts). Each
+// lane has a log: a header (commit word, dirty count, dirty-line mask) and a
+// page-sized data area holding the dirty lines one after the other, in line
+// order (the mask says where each goes). Four barriers: the dirty lines and the mask into the log; the commit word
+// (pid+1); the dirty lines in place into the page's current slot; the
+// commit word back to 0. Recovery replays a committed log (idempotent) and
+// clears it.
+//
+// Checksum. Page p lives in place in slot p, with a header holding its
+// version (seq) and the CRC32C of pid, seq and payload; slot Pages()+l is
+// the backup of lane l. A write copies the new page and its checksummed
+// header to the backup and persists it (barrier 1), then writes page and
+// header in place and persists them (barrier 2). A crash can tear only the
+// page being written in place, whose backup is then complete: recovery
+// finds the CRC mismatch and copies the backup back. Read verifies the CRC.
+// Each page is written twice, so this layout is slower than copy-on-write
+// (see the README), as the paper found.
+//
+// Page versions. Versions count per page. A Packed header has 64-pidBits
+// bits of version; when a page's version would overflow, its writes fail
+// with ErrVersionExhausted, and Open renumbers all pages once any version
+// has used half of the bits (Recovery().Renumbered).
+package pagelog

@@ -1,0 +1,46 @@
+package pagelog
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// Sentinel errors. Every error of this package wraps one of them, so callers
+// test with errors.Is. Errors about persistent bytes that fail a check also
+// wrap persist.ErrCorrupt, the corruption marker of all braid packages.
+var (
+	// ErrCorrupt marks a store whose persistent bytes fail a check: a torn
+	// or garbled superblock, a slot header naming a page that does not
+	// exist, a page without a slot, a micro log that does not add up, a
+	// checksummed page that no backup can repair. It wraps
+	// persist.ErrCorrupt.
+	ErrCorrupt = fmt.Errorf("pagelog: corrupt store: %w", persist.ErrCorrupt)
+	// ErrBadFormat is returned by Open for a region that holds no pagelog
+	// store (wrong magic) or one of an unknown format version.
+	ErrBadFormat = errors.New("pagelog: not a pagelog store")
+	// ErrPageSize is returned for a page buffer whose length is not the
+	// store's page size, and by Open when Options ask for another page
+	// size than the store has.
+	ErrPageSize = errors.New("pagelog: wrong page size")
+	// ErrPageID is returned for a page id outside [0, Pages()).
+	ErrPageID = errors.New("pagelog: page id out of range")
+	// ErrTooSmall is returned when the region cannot hold the store's
+	// superblock, headers, logs and slots.
+	ErrTooSmall = errors.New("pagelog: region too small")
+	// ErrInvalid is returned for bad options and arguments (a dirty-line
+	// mask of the wrong length, a geometry that does not add up).
+	ErrInvalid = errors.New("pagelog: invalid argument")
+	// ErrClosed is returned by every operation after Close.
+	ErrClosed = errors.New("pagelog: store is closed")
+	// ErrVersionExhausted is returned by a write when the page's version
+	// number has no room left in the packed header. Close and Open the
+	// store again: Open renumbers the versions.
+	ErrVersionExhausted = errors.New("pagelog: page version numbers exhausted")
+)
+
+// corrupt builds an error wrapping ErrCorrupt (and so persist.ErrCorrupt).
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}

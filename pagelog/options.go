@@ -1,0 +1,294 @@
+package pagelog
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Layout is the persistent format of a store, chosen at Create.
+type Layout uint8
+
+const (
+	// Packed is copy-on-write with a one-word slot header: page id and page
+	// version number packed into one 8-byte word, written with one
+	// failure-atomic store. Two barriers per page write. The default.
+	Packed Layout = iota + 1
+	// TwoWord is copy-on-write with the header of the paper: page id and
+	// page version number in two words of one cache line, the page id
+	// stored strictly before the version number. Three barriers per page
+	// write, or two with Options.FenceOnly (which is only safe when cache
+	// lines are written back whole; see the package documentation).
+	TwoWord
+	// Checksum writes pages in place, each guarded by a CRC32C, after a
+	// backup copy of the new page has been made durable; recovery repairs
+	// a torn page from its backup. Two barriers per page write, but every
+	// page is written twice.
+	Checksum
+)
+
+func (l Layout) String() string {
+	switch l {
+	case Packed:
+		return "packed"
+	case TwoWord:
+		return "two-word"
+	case Checksum:
+		return "checksum"
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// Defaults and limits.
+const (
+	DefaultPageSize = 4096
+	// DefaultSpares is the number of slots beyond the page count when
+	// Options.Slots is 0: the number of page writes that can be in flight
+	// at once.
+	DefaultSpares = 8
+	// MaxSpares bounds Slots-Pages.
+	MaxSpares   = 1024
+	MinPageSize = 256
+	MaxPageSize = 1 << 20
+	// MaxSlots bounds the slot count (slot indexes are 32-bit in DRAM).
+	MaxSlots = 1<<32 - 1
+)
+
+// Options configure Create and Open. A nil *Options means the defaults.
+//
+// Layout, PageSize, Pages, Slots and PIDBits are persistent: Create writes
+// them into the store's superblock. At Open they may be left 0, which means
+// "whatever the store has"; a non-zero value that differs from the store's is
+// an error (so a caller can insist on its page size). Offset says where the
+// store is; FenceOnly and MicroLogLines only affect the running process.
+type Options struct {
+	// Layout is the persistent format; 0 means Packed.
+	Layout Layout
+	// PageSize in bytes: a multiple of 256 from 256 to 1 MiB; 0 means 4096.
+	PageSize int
+	// Pages is the number of logical pages. 0 at Create means as many as
+	// fit in the region.
+	Pages int
+	// Slots is the number of page-sized slots, more than Pages: the extra
+	// ones ("spares") are where copy-on-write writes the next version of a
+	// page (Packed, TwoWord), or the backup copies (Checksum). Each spare
+	// is one lane: a page write is in flight on a lane, page p always on
+	// lane p mod (Slots-Pages), so Slots-Pages page writes can run at once.
+	// 0 means Pages+DefaultSpares.
+	Slots int
+	// PIDBits is, for Packed, how many bits of the header word hold the page
+	// id; the rest hold the version number. 0 means as few as Pages needs.
+	// Larger values leave fewer version bits (tests use that to exhaust
+	// them).
+	PIDBits int
+	// FenceOnly, for TwoWord, separates the page-id store from the
+	// version-number store with a fence only, not a flush and a fence: the
+	// cheaper barrier of the paper. It is correct only where a cache line
+	// is written back as a whole; under the 8-byte failure-atomicity braid
+	// assumes, a crash can persist the version without the page id.
+	FenceOnly bool
+	// Offset is where the store begins in the region: a multiple of 4096,
+	// 0 by default. Several stores (or a store and other structures) can
+	// share a region; Open must be given the same Offset.
+	Offset int
+	// MicroLogLines: WriteLines uses the micro log when at most this many
+	// lines are dirty, and a full copy-on-write write otherwise. 0 means
+	// DefaultMicroLogLines(PageSize); negative means never. Ignored by
+	// Checksum.
+	MicroLogLines int
+}
+
+// DefaultMicroLogLines is the dirty-line count up to which WriteLines uses
+// the micro log by default: none for pages under 8 KiB, else one line per 4
+// KiB of page (4 for 16 KiB pages). Its four barriers cost more than
+// copy-on-write's two unless the page is large and few lines changed; the
+// README has the measurement.
+func DefaultMicroLogLines(pageSize int) int {
+	if pageSize < 8192 {
+		return 0
+	}
+	return pageSize / 4096
+}
+
+// Validate reports the first problem with the options, wrapping ErrInvalid
+// (or ErrPageSize for a bad page size). Sizes that depend on the region are
+// checked by Create.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	switch {
+	case o.Layout > Checksum:
+		return fmt.Errorf("%w: unknown layout %d", ErrInvalid, o.Layout)
+	case o.PageSize < 0 || o.PageSize != 0 && (o.PageSize < MinPageSize || o.PageSize > MaxPageSize || o.PageSize%MinPageSize != 0):
+		return fmt.Errorf("%w: page size %d: want a multiple of %d from %d to %d", ErrPageSize, o.PageSize, MinPageSize, MinPageSize, MaxPageSize)
+	case o.Pages < 0:
+		return fmt.Errorf("%w: Pages %d is negative", ErrInvalid, o.Pages)
+	case o.Offset < 0 || o.Offset%areaAlign != 0:
+		return fmt.Errorf("%w: Offset %d: want a multiple of %d", ErrInvalid, o.Offset, areaAlign)
+	case o.Slots < 0:
+		return fmt.Errorf("%w: Slots %d is negative", ErrInvalid, o.Slots)
+	case o.Slots > MaxSlots:
+		return fmt.Errorf("%w: Slots %d exceeds %d", ErrInvalid, o.Slots, MaxSlots)
+	case o.Pages > 0 && o.Slots > 0 && o.Slots <= o.Pages:
+		return fmt.Errorf("%w: Slots %d must exceed Pages %d (copy-on-write needs a spare slot)", ErrInvalid, o.Slots, o.Pages)
+	case o.Pages > 0 && o.Slots-o.Pages > MaxSpares:
+		return fmt.Errorf("%w: Slots-Pages = %d spares exceeds %d", ErrInvalid, o.Slots-o.Pages, MaxSpares)
+	case o.PIDBits < 0 || o.PIDBits > maxPIDBits:
+		return fmt.Errorf("%w: PIDBits %d: want 0 (automatic) or 1..%d", ErrInvalid, o.PIDBits, maxPIDBits)
+	case o.PIDBits > 0 && o.Layout != 0 && o.Layout != Packed:
+		return fmt.Errorf("%w: PIDBits applies to the Packed layout only, not %v", ErrInvalid, o.Layout)
+	case o.FenceOnly && o.Layout != 0 && o.Layout != TwoWord:
+		return fmt.Errorf("%w: FenceOnly applies to the TwoWord layout only, not %v", ErrInvalid, o.Layout)
+	}
+	if o.Pages > 0 && o.PIDBits > 0 && o.PIDBits < pidBitsFor(o.Pages) {
+		return fmt.Errorf("%w: PIDBits %d cannot hold %d page ids (need %d)", ErrInvalid, o.PIDBits, o.Pages, pidBitsFor(o.Pages))
+	}
+	return nil
+}
+
+// maxPIDBits leaves at least 8 bits of version number in a packed header.
+const maxPIDBits = 56
+
+// pidBitsFor is the number of bits page ids 0..pages-1 need (at least 1).
+func pidBitsFor(pages int) int {
+	return max(1, bits.Len64(uint64(pages-1)))
+}
+
+// Sizes of the on-media areas (see the package documentation for the map).
+const (
+	lineSize       = 64
+	superSize      = 4096 // superblock area: one line used, the rest reserved
+	logHeaderUnit  = 256  // micro-log header blocks are whole XPLines
+	areaAlign      = 4096
+	packedHdrSize  = 8
+	twoWordHdrSize = 16
+	csumHdrSize    = 32
+)
+
+// geometry is where everything lives, derived from the superblock fields.
+type geometry struct {
+	layout    Layout
+	pageSize  int
+	lines     int // cache lines per page
+	maskWords int // uint64 words of a dirty-line mask
+	pages     int
+	slots     int
+	lanes     int // = slots - pages
+	pidBits   uint
+
+	hdrSize   int // bytes per slot header
+	hdrOff    int // slot header table
+	logOff    int // micro logs (Packed, TwoWord): lanes x logStride
+	logHdr    int // micro-log header: commit word, count, dirty mask
+	logStride int // logHdr + pageSize
+	slotOff   int // payload slots: slots x pageSize
+	size      int // bytes the store needs
+}
+
+func roundUp(n, a int) int { return (n + a - 1) / a * a }
+
+// newGeometry computes the layout; it fails when the numbers overflow.
+func newGeometry(layout Layout, pageSize, pages, slots, pidBits int) (geometry, error) {
+	g := geometry{layout: layout, pageSize: pageSize, pages: pages, slots: slots}
+	g.lines = pageSize / lineSize
+	g.maskWords = (g.lines + 63) / 64
+	g.lanes = slots - pages
+	g.pidBits = uint(pidBits)
+	switch layout {
+	case Packed:
+		g.hdrSize = packedHdrSize
+	case TwoWord:
+		g.hdrSize = twoWordHdrSize
+	case Checksum:
+		g.hdrSize = csumHdrSize
+	}
+	// Keep every product far from overflow: slots < 2^32, pageSize <= 2^20.
+	if slots <= 0 || slots > MaxSlots || pages <= 0 || pages >= slots || g.lanes > MaxSpares {
+		return g, fmt.Errorf("%w: %d pages in %d slots", ErrInvalid, pages, slots)
+	}
+	g.hdrOff = superSize
+	g.logOff = g.hdrOff + roundUp(slots*g.hdrSize, areaAlign)
+	if layout != Checksum {
+		g.logHdr = roundUp(16+8*g.maskWords, logHeaderUnit)
+		g.logStride = g.logHdr + pageSize
+	}
+	g.slotOff = g.logOff + roundUp(g.lanes*g.logStride, areaAlign)
+	g.size = g.slotOff + slots*pageSize
+	return g, nil
+}
+
+// Size returns the number of bytes a store with these options needs (Pages
+// must be set). Use it to size the region before Create.
+func Size(opts *Options) (int, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	if o.Pages == 0 {
+		return 0, fmt.Errorf("%w: Size needs Pages", ErrInvalid)
+	}
+	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits)
+	if err != nil {
+		return 0, err
+	}
+	return g.size, nil
+}
+
+// withDefaults validates o and fills in what can be filled without knowing
+// the region: layout, page size, slots (when Pages is known), PIDBits.
+func (o *Options) withDefaults() (Options, error) {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	if err := d.Validate(); err != nil {
+		return d, err
+	}
+	if d.Layout == 0 {
+		d.Layout = Packed
+	}
+	if d.PageSize == 0 {
+		d.PageSize = DefaultPageSize
+	}
+	if d.Pages > 0 {
+		d.fillPages(d.Pages)
+	}
+	return d, nil
+}
+
+// fillPages sets Pages and the fields that depend on it.
+func (d *Options) fillPages(pages int) {
+	d.Pages = pages
+	if d.Slots == 0 {
+		d.Slots = pages + DefaultSpares
+	}
+	if d.Layout == Packed && d.PIDBits == 0 {
+		d.PIDBits = pidBitsFor(pages)
+	}
+}
+
+// fit finds the largest page count whose store fits in size bytes (the
+// size grows with the page count: binary search).
+func (d Options) fit(size int) (int, error) {
+	if d.Slots > 0 {
+		return 0, fmt.Errorf("%w: Slots %d given without Pages", ErrInvalid, d.Slots)
+	}
+	fits := func(pages int) bool {
+		t := d
+		t.fillPages(pages)
+		g, err := newGeometry(t.Layout, t.PageSize, t.Pages, t.Slots, t.PIDBits)
+		return err == nil && g.size <= size
+	}
+	lo, hi := 0, min(size/d.PageSize, MaxSlots-DefaultSpares)+1 // fits(lo), !fits(hi)
+	for hi-lo > 1 {
+		if m := lo + (hi-lo)/2; fits(m) {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return 0, fmt.Errorf("%w: %d bytes hold no page of %d bytes with %d spares", ErrTooSmall, size, d.PageSize, DefaultSpares)
+	}
+	return lo, nil
+}
