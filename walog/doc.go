@@ -1,0 +1,83 @@
+// Package walog is an append-only log of small entries (transaction log
+// records, redo records) in persistent memory, in three formats behind one
+// API: PopLog (a popcount-validated entry, one barrier per append), RAWL
+// (a validity bit in every 64-bit word, one barrier) and Classic (entry,
+// then a commit word: two barriers). The formats and their measurement
+// come from van Renen et al., "Building blocks for persistent memory"
+// (VLDB Journal 2020), §3.3; ALGORITHMS.md section 3 has the layouts.
+//
+//	l, err := walog.Create(region, &walog.Options{Format: walog.PopLog})
+//	seq, err := l.Append([]byte("record"))   // durable when it returns
+//	...
+//	l, err = walog.Open(region, nil)          // after a restart or crash
+//	for it := l.Iter(); it.Next(); {
+//		replay(it.Seq(), it.Entry())
+//	}
+//
+// # What is durable when
+//
+//   - Append(p) returns the entry's sequence number; when it returns nil
+//     the entry is durable, and so is every entry appended before it.
+//   - AppendBatch(ps) makes all its entries durable with one barrier (two
+//     for Classic); when it returns nil they are all durable. A crash
+//     during it leaves a prefix of the batch, possibly empty.
+//   - Reset discards every entry, Truncate(seq) those numbered seq and up;
+//     when they return nil the entries are gone for good, and a crash
+//     during either leaves all of the entries concerned or none.
+//   - Create formats the area; a crash during it leaves no log (ErrNoLog)
+//     or the new empty one. Close changes nothing on the media.
+//
+// # What recovery guarantees
+//
+// Open scans from the start and returns exactly the entries of a prefix of
+// the appended sequence that contains every entry whose Append returned;
+// besides those it may contain entries whose Append was in flight at the
+// crash (complete, bit-exact), never a torn entry and never bytes that
+// were not appended. The scan ends at the first entry that is not valid:
+// clean bytes (the normal end), or an entry that fails its check — a
+// popcount that does not match (PopLog), a word whose validity bit has the
+// wrong sense (RAWL), a missing commit word (Classic) — which Report().Stop
+// describes, wrapping ErrCorrupt. Before the log takes appends again, Open
+// rewrites clean everything past that point that an interrupted append may
+// have written (up to the prepared end recorded in the header): without
+// that, a later append torn by another crash could be completed by stale
+// bytes and pass its check (ALGORITHMS.md 3.4). Open is idempotent, and a
+// crash during Open recovers the same entries when Open runs again.
+//
+// Every entry carries a sequence number, 1, 2, 3, ... in append order for
+// a standalone log; Reset does not restart the numbering.
+//
+// # Space, and a full log
+//
+// A log lives in an area of a region (Options.Offset, Options.Size): a
+// 256-byte header (magic, version, format, geometry, checksum) and entries
+// packed after it, each aligned to 8 bytes or, with Options.Align, to 64 or
+// 256. PopLog and Classic need free space zeroed and zero it a chunk ahead
+// of the tail (Options.Chunk, default 1 MiB), recording the prepared end in
+// the header with one extra barrier per chunk. RAWL zeroes its area once at
+// Create and never again: each pass over the log flips the validity sense.
+//
+// When an entry does not fit, Append returns ErrFull, unless Options.Wrap
+// is set: then Options.Checkpoint is called (the caller makes durable
+// whatever the entries protect), every entry is discarded as by Reset, and
+// the append goes to the start of the log — a circular log reused one pass
+// at a time. A checkpoint error fails the append and leaves the log as it
+// was.
+//
+// # Concurrency
+//
+// A Log may be used from many goroutines: appends are serialized by its
+// lock, and the log order is the order in which they took it, so an Append
+// that returned precedes in the log every Append that began after it. For
+// appends that scale, a Set gives each goroutine its own log, with one
+// shared sequence of numbers that orders all entries of the set (see Set).
+//
+// # Bad input
+//
+// An empty entry is ErrEmpty, one longer than MaxEntry ErrTooLarge (so is
+// a batch larger than the whole log), bad options or offsets ErrInvalid, a
+// region without a log ErrNoLog, a foreign header or one of another format
+// or version ErrBadFormat, a header that fails its checksum ErrCorrupt;
+// operations on a closed log return ErrClosed. Nothing panics on input or
+// on the contents of the region.
+package walog

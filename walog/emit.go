@@ -1,0 +1,153 @@
+package walog
+
+import "github.com/braid-pm/braid/persist"
+
+// Appends are encoded in DRAM, in the log's stage, and written to the
+// region with streaming stores of whole cache lines: stage[0:eN] holds the
+// bytes of the region from offset eLo (line-aligned) on. Between appends
+// the stage keeps a copy of the partly filled line at the tail, so the
+// next append rewrites that line whole, its old bytes unchanged: on the
+// machine braid is developed on a streaming store of a whole line and a
+// fence cost about 145 ns, a 24-byte one about 210 ns. Rewriting bytes
+// with the values they already hold changes nothing on the media, whatever
+// part of the rewrite a crash lets through.
+//
+// The bytes of a line after the entry are written clean (zero, or RAWL's
+// invalid pattern): they lie in free space, which is clean already.
+const stageSize = 8 << 10
+
+// room makes space for k more bytes in the stage when k <= stageSize-64
+// (for larger k the caller streams through the stage).
+func (l *Log) room(k int) error {
+	if l.eN+k <= len(l.stage) {
+		return nil
+	}
+	return l.spill()
+}
+
+// spill writes the whole lines of the stage (no fence) and keeps the
+// partial last line.
+func (l *Log) spill() error {
+	whole := l.eN &^ 63
+	if whole == 0 {
+		return nil
+	}
+	if err := l.r.Copy(l.mem[l.eLo:l.eLo+whole], l.stage[:whole], persist.NonTemporal|persist.NoDrain); err != nil {
+		return err
+	}
+	l.eN = copy(l.stage, l.stage[whole:l.eN])
+	l.eLo += whole
+	return nil
+}
+
+// emitData stages p and zero bytes up to a multiple of 8.
+func (l *Log) emitData(p []byte) error {
+	for {
+		k := copy(l.stage[l.eN:], p)
+		l.eN += k
+		p = p[k:]
+		if len(p) == 0 {
+			break
+		}
+		if err := l.spill(); err != nil {
+			return err
+		}
+	}
+	if r := l.eN & 7; r != 0 {
+		clear(l.stage[l.eN : l.eN+8-r])
+		l.eN += 8 - r
+	}
+	return nil
+}
+
+// skipTo stages the gap up to region offset off, where the next entry of
+// a batch starts (entries 64- or 256-byte aligned); see gapFill.
+func (l *Log) skipTo(off int) error {
+	return l.gapFill(off - (l.eLo + l.eN))
+}
+
+// gapFill stages g bytes of the gap between an entry and the next aligned
+// start (g < 256). The gap lies below the new tail and is never read; it
+// is written anyway so that appends write whole aligned blocks, and RAWL
+// fills it with words valid in the current pass: when the pass ends and
+// the sense flips, every word of the log must read invalid, gaps included.
+func (l *Log) gapFill(g int) error {
+	if g <= 0 {
+		return nil
+	}
+	if err := l.room(g); err != nil {
+		return err
+	}
+	fill(l.stage[l.eN:l.eN+g], l.gap)
+	l.eN += g
+	return nil
+}
+
+// flushStage writes what is staged, the gap to the aligned tail t and
+// the rest of the last line (clean bytes), with streaming stores, and
+// fences when drain is set. The line holding the last staged entry byte
+// is kept at stage[0:64] (its region offset in lastLine) for Classic's
+// commit word, and the stage is left mirroring the tail t.
+func (l *Log) flushStage(t int, drain bool) error {
+	entryEnd := l.eLo + l.eN
+	if _, err := l.writeStage(t, drain); err != nil {
+		return err
+	}
+	l.keepLast(entryEnd, t)
+	return nil
+}
+
+// writeStage is flushStage without the bookkeeping: it stages the gap to
+// t and the rest of the last line, writes the stage and returns how many
+// bytes of it it wrote. The stage is unchanged otherwise.
+func (l *Log) writeStage(t int, drain bool) (int, error) {
+	if err := l.gapFill(t - (l.eLo + l.eN)); err != nil {
+		return 0, err
+	}
+	m := (l.eN + 63) &^ 63
+	fill(l.stage[l.eN:m], l.clean)
+	flags := persist.NonTemporal
+	if !drain {
+		flags |= persist.NoDrain
+	}
+	return m, l.r.Copy(l.mem[l.eLo:l.eLo+m], l.stage[:m], flags)
+}
+
+// keepLast moves the line holding the last entry byte (entryEnd-1) to
+// stage[0:64], notes its offset in lastLine, and parks the stage at t.
+func (l *Log) keepLast(entryEnd, t int) {
+	keep := (entryEnd - 1) &^ 63
+	if k := keep - l.eLo; k > 0 {
+		copy(l.stage[:64], l.stage[k:k+64])
+	}
+	l.lastLine = keep
+	l.park(t)
+}
+
+// park leaves the stage mirroring the tail t: the bytes of t's line before
+// t, when t is not line-aligned, must be in stage[0:t&63] already (they are
+// after flushStage, or after loadMirror).
+func (l *Log) park(t int) {
+	if t&63 == 0 {
+		l.eLo, l.eN = t, 0
+		return
+	}
+	l.eLo, l.eN = t&^63, t&63
+}
+
+// loadMirror fills the stage from the region for the tail t (after Open,
+// Reset or Truncate).
+func (l *Log) loadMirror(t int) {
+	l.eLo, l.eN = t&^63, t&63
+	copy(l.stage, l.mem[l.eLo:t])
+}
+
+func fill(b []byte, c byte) {
+	if c == 0 {
+		clear(b)
+		return
+	}
+	for i := range b {
+		b[i] = c
+	}
+}

@@ -1,0 +1,73 @@
+package walog_test
+
+import (
+	"fmt"
+
+	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
+)
+
+func Example() {
+	r, err := persist.Anonymous(1<<20, nil) // persist.Map for a real file
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close()
+
+	l, err := walog.Create(r, &walog.Options{Format: walog.PopLog})
+	if err != nil {
+		panic(err)
+	}
+	for _, rec := range []string{"begin 7", "set x=1", "commit 7"} {
+		if _, err := l.Append([]byte(rec)); err != nil { // durable on return
+			panic(err)
+		}
+	}
+
+	// After a restart (or a crash): recovery, then replay.
+	l, err = walog.Open(r, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l.Report())
+	for it := l.Iter(); it.Next(); {
+		fmt.Printf("%d %s\n", it.Seq(), it.Entry())
+	}
+	// Output:
+	// poplog log: 3 entries (seq 1..3), tail at 328, next seq 4
+	// 1 begin 7
+	// 2 set x=1
+	// 3 commit 7
+}
+
+func ExampleSet() {
+	r, err := persist.Anonymous(4<<20, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close()
+	parts, err := walog.Split(r, 2) // or one Part per region (device)
+	if err != nil {
+		panic(err)
+	}
+	s, err := walog.CreateSet(parts, nil)
+	if err != nil {
+		panic(err)
+	}
+	// Each goroutine appends to its own member; here, in turn.
+	s.Log(0).Append([]byte("a"))
+	s.Log(1).Append([]byte("b"))
+	s.Log(0).Append([]byte("c"))
+
+	s, err = walog.OpenSet(parts, nil)
+	if err != nil {
+		panic(err)
+	}
+	for it := s.Iter(); it.Next(); {
+		fmt.Printf("%d %s (member %d)\n", it.Seq(), it.Entry(), it.Member())
+	}
+	// Output:
+	// 1 a (member 0)
+	// 2 b (member 1)
+	// 3 c (member 0)
+}

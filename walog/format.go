@@ -1,0 +1,75 @@
+package walog
+
+import "fmt"
+
+// Format is the on-media encoding of a log's entries. All three share the
+// log header and the API; they differ in how an entry proves it is
+// complete after a crash, and so in what an append costs.
+type Format uint8
+
+const (
+	// PopLog writes header, data and a popcount of all their bits, and
+	// persists them with one barrier ([VR] §3.3.1). The log is zeroed
+	// ahead of use, so a word that never reached the media reads as zero
+	// and the recounted popcount falls short of the stored one.
+	PopLog Format = 1
+	// RAWL (Mnemosyne's torn-bit log) keeps one validity bit in every
+	// 64-bit word, 63 data bits; an entry is complete when all its words
+	// carry the current validity sense, which flips on each pass over the
+	// log, so passes after the first need no zeroing. One barrier.
+	RAWL Format = 2
+	// Classic persists header and data (barrier 1), then a commit marker
+	// after them (barrier 2): the log libpmemlog-style designs use.
+	Classic Format = 3
+)
+
+func (f Format) String() string {
+	switch f {
+	case PopLog:
+		return "poplog"
+	case RAWL:
+		return "rawl"
+	case Classic:
+		return "classic"
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// ParseFormat turns a name printed by Format.String back into a Format.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range []Format{PopLog, RAWL, Classic} {
+		if s == f.String() {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown log format %q (want poplog, rawl or classic)", ErrInvalid, s)
+}
+
+func (f Format) valid() bool { return f >= PopLog && f <= Classic }
+
+// zeroed reports whether the format relies on zeroed free space (PopLog
+// and Classic) rather than validity bits (RAWL).
+func (f Format) zeroed() bool { return f != RAWL }
+
+// Entry layouts. Every entry starts with two 8-byte words and is padded
+// with zero bytes to a multiple of 8:
+//
+//	PopLog   [len u32 | popcount u32][seq u64][data][pad]
+//	Classic  [len u32 | 0 u32][seq u64][data][pad][commit u64]
+//	RAWL     [v | len<<1][v | seq<<1][data words, bit 0 = v][collector] ...
+//
+// See poplog.go, classic.go and rawl.go.
+const entryHeader = 16
+
+// footprint is the number of bytes an entry of n data bytes occupies,
+// before alignment.
+func (f Format) footprint(n int) int {
+	w := (n + 7) >> 3
+	switch f {
+	case Classic:
+		return entryHeader + w*8 + 8
+	case RAWL:
+		return entryHeader + w*8 + (w+rawlGroup-1)/rawlGroup*8
+	}
+	return entryHeader + w*8
+}

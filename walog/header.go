@@ -1,0 +1,181 @@
+package walog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// The header is the first 256 bytes of a log's area (little-endian):
+//
+//	 0  magic     u64  "braidWAL"
+//	 8  version   u16  1
+//	10  format    u8   1 PopLog, 2 RAWL, 3 Classic
+//	11  alignLog  u8   log2 of the entry alignment: 3, 6 or 8
+//	12  flags     u32  0
+//	16  size      u64  bytes of the area, header included
+//	24  maxEntry  u32  longest entry in bytes
+//	28  reserved  u32  0
+//	32  setID     u64  0 for a standalone log, else the set's random id
+//	40  setIndex  u32  member number in the set
+//	44  setCount  u32  members in the set (0 for a standalone log)
+//	48  reserved  u64  0
+//	56  reserved  u32  0
+//	60  crc       u32  CRC-32C of bytes 8..59
+//
+// followed by words that change while the log is used, each written alone
+// with one failure-atomic 8-byte store and persisted:
+//
+//	64  hi        u64  prepared end, from the area start: every byte an
+//	                   append may have written lies below it
+//	72  pass      u64  pass over the log, from 1 (RAWL's validity sense is
+//	                   pass&1; PopLog and Classic keep it at 1)
+//	80  floor     u64  entries with a smaller sequence number are
+//	                   discarded: the commit point of Reset
+//	88  setFloor  u64  member 0 of a set: the same for every member, the
+//	                   commit point of Set.Reset
+//	96  reserved       0 up to 255
+//
+// Create writes the magic last, in its own barrier, after everything else
+// is durable, so a header with a magic is complete.
+const (
+	formatVersion = 1
+
+	offHi       = 64
+	offPass     = 72
+	offFloor    = 80
+	offSetFloor = 88
+
+	// maxSeq bounds sequence numbers: RAWL keeps 63 bits of them.
+	maxSeq = 1 << 62
+)
+
+var (
+	magic      = binary.LittleEndian.Uint64([]byte("braidWAL"))
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// header is the decoded header.
+type header struct {
+	geometry
+	setID              uint64
+	setIndex, setCount uint32
+	hi                 int // offset from the area start
+	pass, floor        uint64
+	setFloor           uint64
+}
+
+// encode fills b (HeaderSize bytes) with every field but the magic.
+func (h *header) encode(b []byte) {
+	_ = b[HeaderSize-1]
+	clear(b)
+	binary.LittleEndian.PutUint16(b[8:], formatVersion)
+	b[10] = byte(h.format)
+	b[11] = byte(bits.TrailingZeros(uint(h.align)))
+	binary.LittleEndian.PutUint64(b[16:], uint64(h.size))
+	binary.LittleEndian.PutUint32(b[24:], uint32(h.maxEntry))
+	binary.LittleEndian.PutUint64(b[32:], h.setID)
+	binary.LittleEndian.PutUint32(b[40:], h.setIndex)
+	binary.LittleEndian.PutUint32(b[44:], h.setCount)
+	binary.LittleEndian.PutUint32(b[60:], crc32.Checksum(b[8:60], castagnoli))
+	binary.LittleEndian.PutUint64(b[offHi:], uint64(h.hi))
+	binary.LittleEndian.PutUint64(b[offPass:], h.pass)
+	binary.LittleEndian.PutUint64(b[offFloor:], h.floor)
+	binary.LittleEndian.PutUint64(b[offSetFloor:], h.setFloor)
+}
+
+// readHeader decodes and checks the header at base. It needs only the
+// header's 256 bytes to lie in the region; that the area fits is checked
+// here too, against the region size.
+func readHeader(r *persist.Region, base int) (header, error) {
+	var h header
+	b, err := r.Slice(base, HeaderSize)
+	if err != nil {
+		return h, fmt.Errorf("%w: no room for a log header at offset %d: %v", ErrInvalid, base, err)
+	}
+	switch m := binary.LittleEndian.Uint64(b); m {
+	case magic:
+	case 0:
+		return h, fmt.Errorf("%w (offset %d): the header is empty; Create one", ErrNoLog, base)
+	default:
+		return h, fmt.Errorf("%w: header magic %q at offset %d is not a walog log's %q", ErrBadFormat, b[:8], base, "braidWAL")
+	}
+	if v := binary.LittleEndian.Uint16(b[8:]); v != formatVersion {
+		return h, fmt.Errorf("%w: log version %d, this build reads version %d", ErrBadFormat, v, formatVersion)
+	}
+	if got, want := binary.LittleEndian.Uint32(b[60:]), crc32.Checksum(b[8:60], castagnoli); got != want {
+		return h, fmt.Errorf("%w: log header at offset %d: checksum %#08x, computed %#08x", ErrCorrupt, base, got, want)
+	}
+	bad := func(format string, args ...any) (header, error) {
+		return h, fmt.Errorf("%w: log header at offset %d: "+format, append([]any{ErrCorrupt, base}, args...)...)
+	}
+	h.base = base
+	h.format = Format(b[10])
+	alignLog := b[11]
+	size := binary.LittleEndian.Uint64(b[16:])
+	h.maxEntry = int(binary.LittleEndian.Uint32(b[24:]))
+	h.setID = binary.LittleEndian.Uint64(b[32:])
+	h.setIndex = binary.LittleEndian.Uint32(b[40:])
+	h.setCount = binary.LittleEndian.Uint32(b[44:])
+	switch {
+	case !h.format.valid():
+		return bad("unknown format %d", b[10])
+	case alignLog != 3 && alignLog != 6 && alignLog != 8:
+		return bad("entry alignment 2^%d", alignLog)
+	case binary.LittleEndian.Uint32(b[12:]) != 0 || binary.LittleEndian.Uint32(b[28:]) != 0 ||
+		binary.LittleEndian.Uint64(b[48:]) != 0 || binary.LittleEndian.Uint32(b[56:]) != 0:
+		return bad("non-zero reserved fields")
+	case size < MinSize || size%HeaderSize != 0 || size > uint64(r.Size()):
+		return bad("area size %d (region has %d bytes)", size, r.Size())
+	case h.maxEntry < 1 || h.maxEntry > MaxEntryLimit || h.format.footprint(h.maxEntry) > int(size)-HeaderSize:
+		return bad("longest entry %d in an area of %d bytes", h.maxEntry, size)
+	case (h.setCount == 0) != (h.setID == 0) || (h.setCount != 0 && h.setIndex >= h.setCount):
+		return bad("set member %d of %d (set id %#x)", h.setIndex, h.setCount, h.setID)
+	}
+	h.align = 1 << alignLog
+	h.size = int(size)
+	if base > r.Size()-h.size {
+		return h, fmt.Errorf("%w: the log at offset %d is %d bytes, beyond the region's %d", ErrInvalid, base, h.size, r.Size())
+	}
+	// The changing words: each was written with one 8-byte store, so each
+	// is either its old or its new value, never a mixture.
+	hi := persist.Load64(b[offHi:])
+	h.pass = persist.Load64(b[offPass:])
+	h.floor = persist.Load64(b[offFloor:])
+	h.setFloor = persist.Load64(b[offSetFloor:])
+	switch {
+	case hi < HeaderSize || hi > size || hi%HeaderSize != 0:
+		return bad("prepared end %d outside [%d, %d]", hi, HeaderSize, size)
+	case h.pass < 1 || h.pass >= maxSeq:
+		return bad("pass %d", h.pass)
+	case h.floor < 1 || h.floor >= maxSeq || h.setFloor >= maxSeq:
+		return bad("sequence floor %d (set floor %d)", h.floor, h.setFloor)
+	case h.setFloor != 0 && (h.setCount == 0 || h.setIndex != 0):
+		return bad("set floor %d outside member 0 of a set", h.setFloor)
+	}
+	for i := offSetFloor + 8; i < HeaderSize; i++ {
+		if b[i] != 0 {
+			return bad("non-zero reserved byte %d", i)
+		}
+	}
+	h.hi = int(hi)
+	return h, nil
+}
+
+// match checks the options a caller gave Open against the header.
+func (h *header) match(o *Options) error {
+	switch {
+	case o.Format != 0 && o.Format != h.format:
+		return fmt.Errorf("%w: the log is %s, Options.Format asks %s", ErrBadFormat, h.format, o.Format)
+	case o.Size != 0 && o.Size != h.size:
+		return fmt.Errorf("%w: the log is %d bytes, Options.Size asks %d", ErrBadFormat, h.size, o.Size)
+	case o.MaxEntry != 0 && o.MaxEntry != h.maxEntry:
+		return fmt.Errorf("%w: the log's MaxEntry is %d, Options.MaxEntry asks %d", ErrBadFormat, h.maxEntry, o.MaxEntry)
+	case o.Align != 0 && o.Align != h.align:
+		return fmt.Errorf("%w: the log's entries are %d-byte aligned, Options.Align asks %d", ErrBadFormat, h.align, o.Align)
+	}
+	return nil
+}
