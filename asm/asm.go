@@ -77,5 +77,11 @@ func Prefetch(p unsafe.Pointer) { prefetch(p) }
 // nothing.
 func CopyNT(dst, src unsafe.Pointer, n int) { copyNT(dst, src, n) }
 
+// PopCount returns the number of set bits in the n bytes at p (0 when
+// n <= 0), with the POPCNT instruction where the CPU has it — also when the
+// program is built for a baseline (GOAMD64=v1) where math/bits must test
+// for it on every call.
+func PopCount(p unsafe.Pointer, n int) int { return popCount(p, n) }
+
 // FillNT sets n bytes at dst to c, with the same store kinds as [CopyNT].
 func FillNT(dst unsafe.Pointer, c byte, n int) { fillNT(dst, c, n) }

@@ -24,13 +24,27 @@ func init() {
 		HasCLFLUSHOPT = ebx&(1<<23) != 0
 		HasCLWB = ebx&(1<<24) != 0
 	}
-	_, _, _, edx := cpuidex(1, 0)
+	_, _, ecx1, edx := cpuidex(1, 0)
 	HasCLFLUSH = edx&(1<<19) != 0
 	HasSSE2 = cpuid.CPU.Supports(cpuid.SSE2)
 	HasAVX2 = cpuid.CPU.Supports(cpuid.AVX2) // includes the OS (XCR0) check
 	HasAVX512 = cpuid.CPU.Supports(cpuid.AVX512F)
 	useAVX512, useAVX2 = HasAVX512, HasAVX2
+	hasPOPCNT = ecx1&(1<<23) != 0
 }
+
+// hasPOPCNT: CPUID leaf 1 ECX bit 23.
+var hasPOPCNT bool
+
+func popCount(p unsafe.Pointer, n int) int {
+	if hasPOPCNT {
+		return popcntAsm(p, n)
+	}
+	return popCountGeneric(p, n)
+}
+
+//go:noescape
+func popcntAsm(p unsafe.Pointer, n int) int
 
 // useAVX512 and useAVX2 select the streaming-store width. They start equal
 // to the features and are lowered only by tests that exercise the narrower

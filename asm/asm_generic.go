@@ -27,6 +27,8 @@ func mfence() { fenceWord.Add(1) }
 
 func prefetch(p unsafe.Pointer) {}
 
+func popCount(p unsafe.Pointer, n int) int { return popCountGeneric(p, n) }
+
 func copyNT(dst, src unsafe.Pointer, n int) { copyGeneric(dst, src, n) }
 
 func fillNT(dst unsafe.Pointer, c byte, n int) { fillGeneric(dst, c, n) }

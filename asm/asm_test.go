@@ -180,3 +180,23 @@ func FuzzCopyNT(f *testing.F) {
 		}
 	})
 }
+
+func TestPopCountMatchesGeneric(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, 4200)
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	for n := -1; n <= 300; n++ {
+		for _, off := range []int{0, 1, 7, 8, 13} {
+			if got, want := PopCount(ptr(buf, off), n), popCountGeneric(ptr(buf, off), n); got != want {
+				t.Fatalf("PopCount n=%d off=%d = %d, want %d", n, off, got, want)
+			}
+		}
+	}
+	for _, n := range cutoffs {
+		require.Equal(t, popCountGeneric(ptr(buf, 3), n), PopCount(ptr(buf, 3), n), n)
+	}
+	ones := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}
+	require.Equal(t, 65, PopCount(ptr(ones, 0), len(ones)))
+}

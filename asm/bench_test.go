@@ -33,3 +33,24 @@ func BenchmarkCopyNT(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkPopCount(b *testing.B) {
+	buf := make([]byte, 4096)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	for _, size := range []int{64, 256, 4096} {
+		b.Run(fmt.Sprintf("asm/%d", size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				PopCount(ptr(buf, 0), size)
+			}
+		})
+		b.Run(fmt.Sprintf("generic/%d", size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				popCountGeneric(ptr(buf, 0), size)
+			}
+		})
+	}
+}

@@ -1,6 +1,10 @@
 package asm
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
 
 // copyGeneric and fillGeneric are the portable twins of the streaming copy
 // and fill: the same result in memory, with ordinary stores. The assembly is
@@ -20,4 +24,21 @@ func fillGeneric(dst unsafe.Pointer, c byte, n int) {
 	for i := range b {
 		b[i] = c
 	}
+}
+
+// popCountGeneric is the portable twin of the POPCNT loop.
+func popCountGeneric(p unsafe.Pointer, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	b := unsafe.Slice((*byte)(p), n)
+	c := 0
+	for len(b) >= 8 {
+		c += bits.OnesCount64(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	for _, x := range b {
+		c += bits.OnesCount8(x)
+	}
+	return c
 }
