@@ -1,0 +1,69 @@
+// Command pmbench characterizes a persistent-memory device: read, write,
+// write+flush and streaming-write bandwidth and latency over access sizes,
+// patterns and thread counts, read bandwidth under concurrent writers, the
+// copy size from which streaming stores beat store+flush, and the cost of
+// one 8-byte store made durable. It prints a table (or -json) and writes
+// the device profile (persist.Profile) that sort and kv size their thread
+// pools from.
+//
+// Usage:
+//
+//	pmbench [flags]
+//
+// The flags are listed by pmbench -h. Every measurement goes through package
+// persist (Copy, Persist, Store64) on a file mapped with persist.Map, so
+// it measures the instruction path braid's structures run: run it with
+// BRAID_FORCE_PMEM=1 (or -force-pmem) on tmpfs to measure that path
+// without PMem.
+//
+// Exit status: 0 on success, 1 when a measurement fails, 2 for bad flags,
+// 130 when interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFail        = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// run is pmbench without the process: it parses args, runs the mode, writes
+// the report to stdout and diagnostics to stderr, and returns the exit
+// status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	switch {
+	case errors.Is(err, errHelp):
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "pmbench: %v\nRun 'pmbench -h' for the flags.\n", err)
+		return exitUsage
+	}
+	if err := measure(ctx, cfg, stdout, stderr); err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "pmbench: interrupted")
+			return exitInterrupted
+		}
+		fmt.Fprintf(stderr, "pmbench: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+func TestParseFlagsDefaults(t *testing.T) {
+	cfg, err := parseFlags(nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, defaultFile, cfg.file)
+	require.EqualValues(t, defaultSize, cfg.size)
+	require.Equal(t, defaultDuration, cfg.duration)
+	require.Equal(t, "device", cfg.mode)
+	require.GreaterOrEqual(t, cfg.threads, 1)
+
+	cfg, err = parseFlags([]string{"-quick"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.EqualValues(t, quickSize, cfg.size)
+	require.Equal(t, quickDuration, cfg.duration)
+
+	// -quick keeps what is given explicitly.
+	cfg, err = parseFlags([]string{"-quick", "-size", "64M", "-duration", "5ms", "-threads", "3", "-mode", "copy"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.EqualValues(t, 64<<20, cfg.size)
+	require.Equal(t, 5*time.Millisecond, cfg.duration)
+	require.Equal(t, 3, cfg.threads)
+	require.Equal(t, "copy", cfg.mode)
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in the message
+	}{
+		{[]string{"-nosuch"}, "flag provided but not defined"},
+		{[]string{"-size", "12Q"}, "unknown unit"},
+		{[]string{"-size", "-5"}, "whole number"},
+		{[]string{"-size", "1.5G"}, "whole number"},
+		{[]string{"-size", "1M"}, "at least 4 MiB"},
+		{[]string{"-size", "4194305"}, "multiple of 4 KiB"},
+		{[]string{"-size", "99999999T"}, "too large"},
+		{[]string{"-duration", "0s"}, "-duration 0s"},
+		{[]string{"-duration", "-1s"}, "-duration"},
+		{[]string{"-duration", "fast"}, "invalid value"},
+		{[]string{"-threads", "0"}, "-threads 0"},
+		{[]string{"-threads", "1000"}, "-threads 1000"},
+		{[]string{"-threads", "64", "-size", "8M"}, "too small for 64 threads"},
+		{[]string{"-mode", "nosuch"}, `-mode "nosuch": want one of copy, device`}, // and the modes added since
+		{[]string{"-file", ""}, "-file is empty"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-profile", "/nonexistent-dir/p.json"}, "directory /nonexistent-dir does not exist"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, err := parseFlags(tc.args, &bytes.Buffer{})
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), tc.args, &out, &errOut)
+			require.Equal(t, exitUsage, code)
+			require.Empty(t, out.String())
+			require.Contains(t, errOut.String(), tc.want)
+			require.Contains(t, errOut.String(), "pmbench -h")
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), []string{"-h"}, &out, &errOut))
+	for _, want := range []string{"Usage: pmbench", "-profile", "-quick", "device", "copy", "BRAID_FORCE_PMEM"} {
+		require.Contains(t, errOut.String(), want)
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0": 0, "4096": 4096, "64K": 64 << 10, "64k": 64 << 10, "64KiB": 64 << 10, "64KB": 64 << 10,
+		"256M": 256 << 20, "256mib": 256 << 20, "1G": 1 << 30, "1GiB": 1 << 30, "2T": 2 << 40, " 8M ": 8 << 20, "100B": 100,
+	} {
+		got, err := parseByteSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "K", "1I", "1KK", "1.0M", "-1", "1e9", "12 apples"} {
+		_, err := parseByteSize(in)
+		require.Error(t, err, in)
+	}
+}
+
+func TestThreadCounts(t *testing.T) {
+	require.Equal(t, []int{1}, threadCounts(1))
+	require.Equal(t, []int{1, 2}, threadCounts(2))
+	require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, threadCounts(8))
+	require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 16, 20}, threadCounts(20))
+	require.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 16, 32}, threadCounts(32))
+}
+
+func pt(op, pattern string, size, threads int, gbs, ns float64) persist.Point {
+	return persist.Point{Op: op, Pattern: pattern, Size: size, Threads: threads, GBs: gbs, NsPerOp: ns}
+}
+
+func TestKnee(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		curve []float64 // GB/s at 1, 2, 3, ... threads
+		want  persist.Peak
+	}{
+		{"empty", nil, persist.Peak{}},
+		{"zero", []float64{0, 0}, persist.Peak{}},
+		{"one point", []float64{5}, persist.Peak{GBs: 5, Threads: 1, Knee: 1}},
+		{"scales", []float64{2, 4, 6, 8}, persist.Peak{GBs: 8, Threads: 4, Knee: 4}},
+		{"flat after 2", []float64{3, 10, 10.2, 10.4}, persist.Peak{GBs: 10.4, Threads: 4, Knee: 2}},
+		{"exactly 95%", []float64{1, 9.5, 10}, persist.Peak{GBs: 10, Threads: 3, Knee: 2}},
+		{"just under 95%", []float64{1, 9.49, 10}, persist.Peak{GBs: 10, Threads: 3, Knee: 3}},
+		{"drops past the peak", []float64{4, 12, 9, 7}, persist.Peak{GBs: 12, Threads: 2, Knee: 2}},
+		{"tie goes to fewer threads", []float64{6, 6, 6}, persist.Peak{GBs: 6, Threads: 1, Knee: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var curve []persist.Point
+			for i, g := range tc.curve {
+				curve = append(curve, pt("read", "seq", 4096, i+1, g, 0))
+			}
+			// Order must not matter.
+			for i, j := 0, len(curve)-1; i < j; i, j = i+1, j-1 {
+				curve[i], curve[j] = curve[j], curve[i]
+			}
+			require.Equal(t, tc.want, knee(curve))
+		})
+	}
+}
+
+func TestPeak(t *testing.T) {
+	points := []persist.Point{
+		// seq read: the 64 KiB curve holds the peak, knee at 2 threads.
+		pt("read", "seq", 4096, 1, 5, 0), pt("read", "seq", 4096, 2, 6, 0), pt("read", "seq", 4096, 4, 6.1, 0),
+		pt("read", "seq", 65536, 1, 7, 0), pt("read", "seq", 65536, 2, 11.5, 0), pt("read", "seq", 65536, 4, 12, 0),
+		// rand read: 64 KiB is above randMaxSize and must be ignored.
+		pt("read", "rand", 4096, 1, 2, 0), pt("read", "rand", 4096, 2, 3.9, 0), pt("read", "rand", 4096, 4, 4, 0),
+		pt("read", "rand", 65536, 1, 9, 0), pt("read", "rand", 65536, 4, 10, 0),
+		// mixed and alone points never count as peaks.
+		pt("read", "mixed", 65536, 1, 50, 0), pt("read", "alone", 65536, 1, 60, 0),
+		// writes: streaming stores only.
+		pt("write-nt", "seq", 65536, 1, 8, 0), pt("write-nt", "seq", 65536, 2, 8.1, 0),
+		pt("write", "seq", 65536, 1, 30, 0), pt("write+flush", "seq", 65536, 1, 20, 0),
+	}
+	require.Equal(t, persist.Peak{GBs: 12, Threads: 4, Knee: 2}, peak(points, "read", "seq", 0))
+	require.Equal(t, persist.Peak{GBs: 4, Threads: 4, Knee: 2}, peak(points, "read", "rand", randMaxSize))
+	require.Equal(t, persist.Peak{GBs: 8.1, Threads: 2, Knee: 1}, peak(points, "write-nt", "seq", 0))
+	require.Equal(t, persist.Peak{}, peak(points, "write-nt", "rand", randMaxSize))
+}
+
+func TestMovntThreshold(t *testing.T) {
+	curve := func(nt, tp map[int]float64) []persist.Point {
+		var ps []persist.Point
+		for s, ns := range nt {
+			ps = append(ps, pt("copy-nt", "seq", s, 1, 0, ns))
+		}
+		for s, ns := range tp {
+			ps = append(ps, pt("copy-temporal", "seq", s, 1, 0, ns))
+		}
+		return ps
+	}
+	for _, tc := range []struct {
+		name   string
+		nt, tp map[int]float64
+		want   int
+	}{
+		{"none", nil, nil, 0},
+		{"crossover at 64",
+			map[int]float64{8: 240, 16: 230, 32: 215, 64: 180, 128: 160, 4096: 350},
+			map[int]float64{8: 210, 16: 210, 32: 212, 64: 210, 128: 215, 4096: 800}, 64},
+		{"nt always faster",
+			map[int]float64{8: 100, 64: 100, 4096: 300},
+			map[int]float64{8: 200, 64: 200, 4096: 900}, 8},
+		{"a tie within the margin is not faster",
+			map[int]float64{8: 199, 64: 150},
+			map[int]float64{8: 200, 64: 200}, 64},
+		{"a win below a loss does not count",
+			map[int]float64{8: 100, 16: 300, 32: 100},
+			map[int]float64{8: 200, 16: 200, 32: 200}, 32},
+		{"nt never faster",
+			map[int]float64{8: 300, 4096: 900},
+			map[int]float64{8: 200, 4096: 800}, 8192},
+		{"slower only at the top",
+			map[int]float64{8: 100, 4096: 900},
+			map[int]float64{8: 200, 4096: 800}, 8192},
+		{"unpaired sizes are ignored",
+			map[int]float64{8: 300, 64: 100, 128: 100},
+			map[int]float64{64: 200, 128: 200, 256: 100}, 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, movntThreshold(curve(tc.nt, tc.tp)))
+		})
+	}
+}
+
+func TestInterferenceAndPersist(t *testing.T) {
+	rs := []result{
+		{Point: pt("read", "alone", 65536, 1, 10, 0)},
+		{Point: pt("read", "alone", 65536, 2, 16, 0)},
+		{Point: pt("read", "mixed", 65536, 2, 12, 0)},
+		{Point: pt("write-nt", "mixed", 65536, 2, 5, 0)},
+		{Point: pt("persist", "rand", 8, 1, 0, 500), P50Ns: 450},
+		{Point: pt("persist", "seq", 8, 1, 0, 300), P50Ns: 210},
+	}
+	p := summarize(rs)
+	require.InDelta(t, 0.75, p.Interference, 1e-9)
+	require.InDelta(t, 210, p.PersistNs, 1e-9)
+	require.Equal(t, persist.ProfileFormat, p.Format)
+	require.Len(t, p.Points, len(rs))
+	require.NoError(t, p.Validate())
+
+	// Without a timed run, the mean; without the points, 0.
+	require.InDelta(t, 300, persistNs([]result{{Point: pt("persist", "seq", 8, 1, 0, 300)}}), 1e-9)
+	require.Zero(t, persistNs(nil))
+	require.Zero(t, interference([]persist.Point{pt("read", "mixed", 65536, 2, 12, 0)}))
+}
+
+func TestMedian(t *testing.T) {
+	require.Zero(t, median(nil))
+	require.Equal(t, 3.0, median([]float64{5, 3, 1}))
+	require.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
+	xs := []float64{3, 1, 2}
+	median(xs)
+	require.Equal(t, []float64{3, 1, 2}, xs, "median must not reorder its input")
+}
+
+// TestQuickRun runs pmbench -quick on a small file and loads the profile
+// it writes the way sort and kv do.
+func TestQuickRun(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bench.pm")
+	prof := filepath.Join(dir, "profile.json")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{
+		"-quick", "-force-pmem", "-file", file, "-size", "8M", "-duration", "2ms", "-threads", "2", "-profile", prof,
+	}, &out, &errOut)
+	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Empty(t, errOut.String(), "no progress line when stderr is not a terminal")
+	require.NoFileExists(t, file, "the file is removed without -keep")
+
+	text := out.String()
+	for _, want := range []string{
+		"pmbench -mode device", "PMem path forced", "read, sequential", "write-nt, random",
+		"interference", "copy crossover", "persist.Store64", "device profile", "written to " + prof,
+	} {
+		require.Contains(t, text, want)
+	}
+
+	p, err := persist.LoadProfile(prof)
+	require.NoError(t, err)
+	require.Equal(t, persist.ProfileFormat, p.Format)
+	require.Equal(t, file, p.Device)
+	require.Contains(t, p.Mapping, "PMem path forced")
+	require.NotEmpty(t, p.CPU)
+	require.Positive(t, p.Cores)
+	_, err = time.Parse(time.RFC3339, p.Date)
+	require.NoError(t, err)
+	for name, pk := range map[string]persist.Peak{"seq read": p.SeqRead, "rand read": p.RandRead, "seq write": p.SeqWrite, "rand write": p.RandWrite} {
+		require.Positive(t, pk.GBs, name)
+		require.True(t, pk.Knee >= 1 && pk.Knee <= pk.Threads && pk.Threads <= 2, "%s: %+v", name, pk)
+	}
+	require.Positive(t, p.Interference)
+	require.Positive(t, p.MovntThreshold)
+	require.Positive(t, p.PersistNs)
+	// 4 ops x 2 patterns x 3 sizes x 2 thread counts, 3 mixed, 20 copy, 2 persist.
+	require.Len(t, p.Points, 48+3+20+2)
+	require.Equal(t, p.ReadThreads(), max(p.SeqRead.Knee, p.RandRead.Knee))
+
+	// The profile drives persist's streaming-store threshold.
+	r, err := persist.Anonymous(1<<20, &persist.Options{Profile: p})
+	require.NoError(t, err)
+	defer r.Close()
+	if r.Info().NT != "off" && os.Getenv("BRAID_MOVNT_THRESHOLD") == "" {
+		require.Equal(t, p.MovntThreshold, r.Info().Threshold)
+	}
+}
+
+func TestJSONAndKeep(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bench.pm")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{
+		"-mode", "copy", "-json", "-keep", "-force-pmem", "-file", file, "-size", "4M", "-duration", "2ms", "-threads", "1",
+	}, &out, &errOut)
+	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.FileExists(t, file, "-keep keeps the file")
+
+	var rep jsonReport
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	require.Equal(t, "copy", rep.Mode)
+	require.Len(t, rep.Results, len(copySizes)*2+2)
+	require.NotNil(t, rep.Profile)
+	require.Nil(t, rep.Profile.Points, "points are printed once, as results")
+	require.Positive(t, rep.Profile.MovntThreshold)
+	require.Positive(t, rep.Profile.PersistNs)
+	require.Zero(t, rep.Profile.SeqRead.GBs, "copy mode measures no bandwidth")
+	var persistSeq *result
+	for i := range rep.Results {
+		if rep.Results[i].Op == "persist" && rep.Results[i].Pattern == "seq" {
+			persistSeq = &rep.Results[i]
+		}
+	}
+	require.NotNil(t, persistSeq)
+	require.Positive(t, persistSeq.P50Ns)
+	require.GreaterOrEqual(t, persistSeq.P99Ns, persistSeq.P50Ns)
+
+	// A second run refuses to write over the kept file ...
+	out.Reset()
+	errOut.Reset()
+	code = run(context.Background(), []string{"-mode", "copy", "-force-pmem", "-file", file, "-size", "4M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errOut.String(), "already exists")
+	require.FileExists(t, file)
+
+	// ... unless told to, and then removes it.
+	errOut.Reset()
+	code = run(context.Background(), []string{"-mode", "copy", "-overwrite", "-force-pmem", "-file", file, "-size", "4M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
+	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.NoFileExists(t, file)
+}
+
+func TestMapErrors(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-mode", "copy", "-file", filepath.Join(dir, "no", "such", "dir", "f.pm"), "-size", "4M", "-duration", "1ms"}, &out, &errOut)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errOut.String(), "no such file or directory")
+
+	// -overwrite replaces only regular files.
+	code = run(context.Background(), []string{"-mode", "copy", "-overwrite", "-file", dir, "-size", "4M", "-duration", "1ms"}, &out, &errOut)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errOut.String(), "not a regular file")
+	require.DirExists(t, dir)
+}
+
+// TestMsyncRegion runs the copy mode on a file that is not forced onto the
+// PMem path: every persist is an msync, and there is no crossover.
+func TestMsyncRegion(t *testing.T) {
+	dir := "/dev/shm"
+	if _, err := os.Stat(dir); err != nil {
+		dir = t.TempDir()
+	}
+	t.Setenv("BRAID_FORCE_PMEM", "0")
+	file := filepath.Join(dir, "pmbench-msync-test.pm")
+	os.Remove(file)
+	prof := filepath.Join(t.TempDir(), "p.json")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-mode", "copy", "-file", file, "-size", "4M", "-duration", "2ms", "-threads", "1", "-profile", prof}, &out, &errOut)
+	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Contains(t, out.String(), "msync(2)")
+	require.NotContains(t, out.String(), "copy crossover:")
+	p, err := persist.LoadProfile(prof)
+	require.NoError(t, err)
+	require.Zero(t, p.MovntThreshold)
+	require.Positive(t, p.PersistNs)
+	require.NoFileExists(t, file)
+}
+
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	file := filepath.Join(t.TempDir(), "bench.pm")
+	var out, errOut bytes.Buffer
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	code := run(ctx, []string{"-force-pmem", "-file", file, "-size", "4M", "-duration", "1m", "-threads", "1"}, &out, &errOut)
+	require.Equal(t, exitInterrupted, code)
+	require.Contains(t, errOut.String(), "interrupted")
+	require.NoFileExists(t, file, "the file is removed when interrupted")
+}
+
+func TestModesRegistered(t *testing.T) {
+	names := modeNames()
+	require.Subset(t, names, []string{"copy", "device"})
+	require.True(t, slices.IsSorted(names))
+	require.Panics(t, func() { register(mode{name: "copy"}) })
+}
+
+// TestCustomAccess: a mode can measure its own access function through
+// the same machinery (the extension point for log, page, inplace modes).
+func TestCustomAccess(t *testing.T) {
+	r, err := persist.Anonymous(1<<20, nil)
+	require.NoError(t, err)
+	defer r.Close()
+	b := &bench{ctx: context.Background(), cfg: config{duration: 2 * time.Millisecond}, r: r, mem: r.Bytes(), prog: &progress{}}
+	calls := make([]int, 2)
+	res, err := b.point(group{
+		name: "custom", pattern: rand, size: 256, threads: 2, lo: 0, hi: len(b.mem),
+		access: func(th, off int, buf []byte) error {
+			calls[th]++
+			if off%256 != 0 || off+256 > len(b.mem) || len(buf) != 256 {
+				return errors.New("bad offset or buffer")
+			}
+			return r.Copy(b.mem[off:off+256], buf, 0)
+		},
+	})
+	require.NoError(t, err)
+	require.Equal(t, "custom", res.Op)
+	require.Equal(t, "rand", res.Pattern)
+	require.Positive(t, res.GBs)
+	require.Positive(t, res.P50Ns)
+	require.Positive(t, calls[0])
+	require.Positive(t, calls[1])
+
+	// An access error stops the run and is reported.
+	_, err = b.point(group{name: "failing", pattern: seq, size: 64, threads: 1, lo: 0, hi: len(b.mem),
+		access: func(int, int, []byte) error { return errors.New("boom") }})
+	require.ErrorContains(t, err, "boom")
+	require.ErrorContains(t, err, "failing seq 64 B")
+}

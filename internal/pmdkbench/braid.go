@@ -1,0 +1,121 @@
+//go:build pmdk
+
+package pmdkbench
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// seed starts the xorshift64 of the random benchmarks, on both sides.
+const seed = 88172645463325252
+
+// Region is the braid side: a persist.Region on a file and the same loops
+// as the C side, iteration for iteration.
+type Region struct {
+	r       *persist.Region
+	mem     []byte
+	copyOff int    // next CopyPersist destination
+	line    uint64 // next PersistSeq / Flush line counter
+	x       uint64 // PersistRand xorshift state
+}
+
+// MapBraid creates path (which must not exist) with size bytes through
+// persist.Map on the forced PMem path, and pre-faults it like MapPMem:
+// every byte written once and the whole range persisted (persist.Map has
+// populated the page tables already).
+func MapBraid(path string, size int) (*Region, error) {
+	r, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true, Exclusive: true, ForcePMem: true})
+	if err != nil {
+		return nil, fmt.Errorf("pmdkbench: %w", err)
+	}
+	mem := r.Bytes()
+	clear(mem)
+	if err := r.Persist(mem); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("pmdkbench: %w", err)
+	}
+	return &Region{r: r, mem: mem, x: seed}, nil
+}
+
+// Persist returns the persist region, for its Info.
+func (g *Region) Persist() *persist.Region { return g.r }
+
+// Bytes returns the mapping.
+func (g *Region) Bytes() []byte { return g.mem }
+
+// Close unmaps the region.
+func (g *Region) Close() error { return g.r.Close() }
+
+// CopyPersist runs n Copy of src (default flags: durable on return) to
+// sequential destinations — pb_copy_persist.
+func (g *Region) CopyPersist(src []byte, n int) error {
+	mem, size, o := g.mem, len(src), g.copyOff
+	for range n {
+		if o+size > len(mem) {
+			o = 0
+		}
+		if err := g.r.Copy(mem[o:o+size], src, 0); err != nil {
+			return err
+		}
+		o += size
+	}
+	g.copyOff = o
+	return nil
+}
+
+// PersistSeq runs n times an 8-byte store and Persist of those 8 bytes on
+// consecutive lines — pb_persist_seq. The store is a plain MOV, as in C
+// (persist.Store64 is an atomic exchange on amd64).
+func (g *Region) PersistSeq(n int) error {
+	mem := g.mem
+	lines, k := uint64(len(mem)/64), g.line
+	for range n {
+		off := (k % lines) * 64
+		binary.LittleEndian.PutUint64(mem[off:], k)
+		if err := g.r.Persist(mem[off : off+8]); err != nil {
+			return err
+		}
+		k++
+	}
+	g.line = k
+	return nil
+}
+
+// PersistRand is PersistSeq on lines picked by xorshift64 —
+// pb_persist_rand.
+func (g *Region) PersistRand(n int) error {
+	mem := g.mem
+	lines, v := uint64(len(mem)/64), g.x
+	for range n {
+		v ^= v << 13
+		v ^= v >> 7
+		v ^= v << 17
+		off := (v % lines) * 64
+		binary.LittleEndian.PutUint64(mem[off:], v)
+		if err := g.r.Persist(mem[off : off+8]); err != nil {
+			return err
+		}
+	}
+	g.x = v
+	return nil
+}
+
+// Flush runs n times a 1-byte increment and Flush of 8 bytes on
+// consecutive lines, then one Drain — pb_flush.
+func (g *Region) Flush(n int) error {
+	mem := g.mem
+	lines, k := uint64(len(mem)/64), g.line
+	for range n {
+		off := (k % lines) * 64
+		mem[off]++
+		if err := g.r.Flush(mem[off : off+8]); err != nil {
+			return err
+		}
+		k++
+	}
+	g.line = k
+	return g.r.Drain()
+}
