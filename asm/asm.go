@@ -55,6 +55,11 @@ func FlushCLFLUSHOPT(p unsafe.Pointer, n int) { flushCLFLUSHOPT(p, n) }
 // is needed between two of them, but it is the slowest of the three.
 func FlushCLFLUSH(p unsafe.Pointer, n int) { flushCLFLUSH(p, n) }
 
+// PersistCLWB is FlushCLWB followed by SFence in one call: the shortest
+// instruction path for the most common persist, a few lines written back
+// and waited for.
+func PersistCLWB(p unsafe.Pointer, n int) { persistCLWB(p, n) }
+
 // SFence orders all earlier stores, flushes and streaming stores before all
 // later ones: after it returns, earlier CLWB/CLFLUSHOPT write-backs and
 // streaming stores have reached the persistence domain.

@@ -92,6 +92,9 @@ func flushCLFLUSHOPT(p unsafe.Pointer, n int)
 //go:noescape
 func flushCLFLUSH(p unsafe.Pointer, n int)
 
+//go:noescape
+func persistCLWB(p unsafe.Pointer, n int)
+
 func sfence()
 
 func mfence()

@@ -67,6 +67,25 @@ loop:
 done:
 	RET
 
+// func persistCLWB(p unsafe.Pointer, n int)
+TEXT ·persistCLWB(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE fence
+	LEAQ (AX)(CX*1), CX
+	ANDQ $-64, AX
+
+loop:
+	CLWB (AX)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JB loop
+
+fence:
+	SFENCE
+	RET
+
 // func sfence()
 TEXT ·sfence(SB), NOSPLIT, $0-0
 	SFENCE
@@ -119,6 +138,13 @@ vec:
 vecloop:
 	CMPQ CX, $128
 	JB vec1
+	// At each new destination page, touch the next one: its page
+	// walk then overlaps this page's stores (PREFETCH never faults).
+	TESTQ $4095, DI
+	JNZ nopf
+	PREFETCHT0 4096(DI)
+
+nopf:
 	MOVOU 0(SI), X0
 	MOVOU 16(SI), X1
 	MOVOU 32(SI), X2
@@ -211,6 +237,13 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
+	// At each new destination page, touch the next one: its page
+	// walk then overlaps this page's stores (PREFETCH never faults).
+	TESTQ $4095, DI
+	JNZ nopf
+	PREFETCHT0 4096(DI)
+
+nopf:
 	VMOVDQU 0(SI), Y0
 	VMOVDQU 32(SI), Y1
 	VMOVDQU 64(SI), Y2
@@ -304,6 +337,13 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
+	// At each new destination page, touch the next one: its page
+	// walk then overlaps this page's stores (PREFETCH never faults).
+	TESTQ $4095, DI
+	JNZ nopf
+	PREFETCHT0 4096(DI)
+
+nopf:
 	VMOVDQU64 0(SI), Z0
 	VMOVDQU64 64(SI), Z1
 	VMOVDQU64 128(SI), Z2
@@ -389,6 +429,13 @@ vec:
 vecloop:
 	CMPQ CX, $128
 	JB vec1
+	// At each new destination page, touch the next one: its page
+	// walk then overlaps this page's stores (PREFETCH never faults).
+	TESTQ $4095, DI
+	JNZ nopf
+	PREFETCHT0 4096(DI)
+
+nopf:
 	MOVNTO X0, 0(DI)
 	MOVNTO X0, 16(DI)
 	MOVNTO X0, 32(DI)
@@ -466,6 +513,13 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
+	// At each new destination page, touch the next one: its page
+	// walk then overlaps this page's stores (PREFETCH never faults).
+	TESTQ $4095, DI
+	JNZ nopf
+	PREFETCHT0 4096(DI)
+
+nopf:
 	VMOVNTDQ Y0, 0(DI)
 	VMOVNTDQ Y0, 32(DI)
 	VMOVNTDQ Y0, 64(DI)
@@ -544,6 +598,13 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
+	// At each new destination page, touch the next one: its page
+	// walk then overlaps this page's stores (PREFETCH never faults).
+	TESTQ $4095, DI
+	JNZ nopf
+	PREFETCHT0 4096(DI)
+
+nopf:
 	VMOVNTDQ Z0, 0(DI)
 	VMOVNTDQ Z0, 64(DI)
 	VMOVNTDQ Z0, 128(DI)

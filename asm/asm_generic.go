@@ -18,6 +18,8 @@ func flushCLWB(p unsafe.Pointer, n int)       {}
 func flushCLFLUSHOPT(p unsafe.Pointer, n int) {}
 func flushCLFLUSH(p unsafe.Pointer, n int)    {}
 
+func persistCLWB(p unsafe.Pointer, n int) { sfence() }
+
 var fenceWord atomic.Uint64
 
 // A sequentially consistent read-modify-write is the strongest barrier

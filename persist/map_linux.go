@@ -262,7 +262,8 @@ func onTmpfs(f *os.File) bool {
 	if unix.Fstatfs(int(f.Fd()), &st) != nil {
 		return false
 	}
-	return st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC
+	t := uint32(st.Type) // int32 on some platforms, int64 on others
+	return t == unix.TMPFS_MAGIC || t == unix.RAMFS_MAGIC
 }
 
 func (r *Region) msync(off, n int) error {
