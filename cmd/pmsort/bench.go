@@ -149,7 +149,7 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	fmt.Println()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "sorter\tbest s\tmedian s\tspread s\tGB/s\tvs EMS\truns\tnote\t")
+	fmt.Fprintln(tw, "sorter\tbest s\tmedian s\tspread s\tGB/s\tvs EMS\trun files\tnote\t")
 	for _, r := range results {
 		runsCol := "-"
 		if r.Report != nil {
