@@ -73,6 +73,30 @@ func (r *Region) Size() int { return r.size }
 // not PMem.
 func (r *Region) IsPMem() bool { return r.info.PMem }
 
+// Writable returns nil when the region can be written: ErrClosed after
+// Close, ErrReadOnly for a read-only mapping. Structures call it before
+// their first store (a store to a read-only mapping is a fatal fault, not
+// a panic), and before each operation if the region may be closed under
+// them.
+func (r *Region) Writable() error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	if r.readOnly {
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// Readable returns nil when the region can be read (ErrClosed after
+// Close).
+func (r *Region) Readable() error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // Info describes what this region runs: mapping kind, durability mode,
 // flush instruction, streaming-store path and threshold.
 func (r *Region) Info() Info { return r.info }

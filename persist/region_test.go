@@ -131,6 +131,8 @@ func TestReadOnlyRegion(t *testing.T) {
 	require.ErrorIs(t, r.Copy(r.Bytes()[:4], []byte("abcd"), 0), persist.ErrReadOnly)
 	require.ErrorIs(t, r.Set(r.Bytes()[:4], 0, 0), persist.ErrReadOnly)
 	require.ErrorIs(t, r.Grow(8192), persist.ErrReadOnly)
+	require.ErrorIs(t, r.Writable(), persist.ErrReadOnly)
+	require.NoError(t, r.Readable())
 	require.NoError(t, r.Persist(r.Bytes()[:4]), "flushing read-only memory is harmless")
 }
 
@@ -259,7 +261,10 @@ func TestRangeAndArgumentErrors(t *testing.T) {
 	require.ErrorIs(t, err, persist.ErrRange)
 
 	require.NoError(t, r.Persist(nil), "an empty range is a fence")
+	require.NoError(t, r.Writable())
 	require.NoError(t, r.Close())
+	require.ErrorIs(t, r.Writable(), persist.ErrClosed)
+	require.ErrorIs(t, r.Readable(), persist.ErrClosed)
 	require.ErrorIs(t, r.Persist(nil), persist.ErrClosed)
 	require.ErrorIs(t, r.Flush(nil), persist.ErrClosed)
 	require.ErrorIs(t, r.Drain(), persist.ErrClosed)
