@@ -162,6 +162,11 @@ func Map(path string, opts *Options) (*Region, error) {
 	default:
 		mode = ModeMsync
 	}
+	if mode == ModeFlush && c.flush == FlushAuto {
+		// No flush instruction in this build (the portable twin): the
+		// kernel's msync is the only way to make the file durable.
+		mode = ModeMsync
+	}
 	info.Volatile = onTmpfs(f)
 	r := newRegion(mem, mode, c, info)
 	r.readOnly = o.ReadOnly
@@ -198,7 +203,9 @@ func Anonymous(size int, opts *Options) (*Region, error) {
 		}
 	}
 	mode := ModeFlush
-	if c.fenceOnly {
+	if c.fenceOnly || c.flush == FlushAuto {
+		// Nothing to write back to, or nothing to write back with (the
+		// portable build): fences only.
 		mode = ModeEADR
 	}
 	r := newRegion(mem, mode, c, Info{Mapping: "anonymous", Volatile: true, Prealloc: true})
@@ -323,6 +330,9 @@ func (r *Region) Grow(size int) error {
 	}
 	p, err := unix.MremapPtr(unsafe.Pointer(unsafe.SliceData(r.mem)), uintptr(r.size), nil, uintptr(size), unix.MREMAP_MAYMOVE)
 	if err != nil {
+		if f := r.os.file; f != nil {
+			f.Truncate(int64(r.size)) // back to the size still mapped
+		}
 		return fmt.Errorf("persist: mremap to %d bytes: %w", size, err)
 	}
 	mem := unsafe.Slice((*byte)(p), size)

@@ -83,8 +83,10 @@ func (f FlushInstr) supported() bool {
 const DefaultMovntThreshold = 64
 
 // Options configure Map and Anonymous. A nil *Options means the defaults.
-// Options set here win over the environment variables, which win over the
-// defaults.
+// A value set here (Flush, MovntThreshold, Profile) wins over the
+// environment variables, which win over the defaults; a boolean switch
+// (ForcePMem, FenceOnly, NoMovnt) is on when either the option or its
+// environment variable turns it on.
 type Options struct {
 	// Size of the mapping in bytes. Required to create a file; when
 	// opening an existing file, 0 means the file's size and a larger size

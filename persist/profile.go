@@ -2,8 +2,10 @@ package persist
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 )
 
@@ -95,13 +97,24 @@ func (p *Profile) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%w: profile path %s is a directory", ErrInvalid, path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("persist: write profile: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("persist: write profile: %w", err)
+	_, werr := f.Write(append(b, '\n'))
+	err = errors.Join(werr, f.Close())
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("persist: write profile %s: %w", path, err)
 	}
 	return nil
 }

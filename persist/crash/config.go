@@ -76,6 +76,10 @@ const (
 	AtEnd                           // after the workload returns
 )
 
+// MaxRegionSize bounds a simulated region: the simulator keeps a live
+// and a media image of each.
+const MaxRegionSize = 1 << 30
+
 // Defaults.
 const (
 	DefaultMaxImages       = 96
@@ -117,8 +121,8 @@ func (c *Config) withDefaults() (Config, error) {
 			return d, fmt.Errorf("%w: region names must be unique and non-empty (%q)", ErrConfig, s.Name)
 		}
 		seen[s.Name] = true
-		if s.Size <= 0 || s.Size%8 != 0 {
-			return d, fmt.Errorf("%w: region %q size %d: want a positive multiple of 8", ErrConfig, s.Name, s.Size)
+		if s.Size <= 0 || s.Size%8 != 0 || s.Size > MaxRegionSize {
+			return d, fmt.Errorf("%w: region %q size %d: want a positive multiple of 8 up to %d", ErrConfig, s.Name, s.Size, MaxRegionSize)
 		}
 	}
 	for _, f := range d.Fences {

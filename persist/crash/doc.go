@@ -97,6 +97,12 @@
 //	  check: 1 entries acknowledged, 0 recovered
 //	  replay: (cd /src/mylog && BRAID_CRASH_REPLAY='seq=2 image=1' go test -run '^TestLog$' -v .)
 //
+// What is not explored: a word stored several times between two flushes
+// is only considered with its media value, the values captured by flushes
+// and its latest value — an intermediate value that was overwritten before
+// any flush (which a cache eviction at the wrong moment could persist) is
+// not. Write-back order within one 8-byte word is respected.
+//
 // Workloads that run goroutines concurrently get crash points at their
 // fences too, but which stores of the other goroutines a crash image holds
 // then depends on scheduling: reproduce with single-goroutine workloads.

@@ -291,18 +291,19 @@ func parseReplay(s string) (*replay, error) {
 
 // state is one crash test.
 type state struct {
-	cfg      Config
-	check    func(*Image) error
-	report   *Report
-	events   int
-	stopped  bool
-	dry      bool
-	sample   map[int]bool
-	stacks   map[uint64]struct{}
-	replay   *replay
-	findings map[[2]string]*Finding
-	replayFn func(seq, image, rseq, rimage int) string
-	inImage  int // > 0 while a check runs: its findings are not the workload's
+	cfg       Config
+	check     func(*Image) error
+	report    *Report
+	events    int
+	stopped   bool
+	dry       bool
+	sample    map[int]bool
+	stacks    map[uint64]struct{}
+	replay    *replay
+	findings  map[[2]string]*Finding
+	replayFn  func(seq, image, rseq, rimage int) string
+	inImage   int // > 0 while a check runs: its findings are not the workload's
+	replayHit bool
 }
 
 func (st *state) finding(kind string, skip int, detail string) {
@@ -418,6 +419,9 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, rep
 	}
 	rep := st.report
 	rep.Fences = m.fences
+	if st.replay != nil && !st.replayHit && werr == nil {
+		werr = fmt.Errorf("%s: crash point seq=%d image=%d was not reached (the run had %d events): the code or the test changed since the failure was printed", ReplayEnv, st.replay.seq, st.replay.image, st.events)
+	}
 	rep.Elapsed = time.Since(start)
 	for _, f := range st.findings {
 		rep.Findings = append(rep.Findings, *f)
@@ -517,6 +521,9 @@ func (st *state) checkPoint(m *machine, pt Point) {
 			if want >= 0 && i != want {
 				continue
 			}
+		}
+		if st.replay != nil && m.depth == 0 {
+			st.replayHit = true
 		}
 		plan.choose(i, choice)
 		nested := m.depth == 0 && st.cfg.RecoveryCrashes > 0 && nestedImage(i, plan.count, st.cfg.RecoveryCrashes)

@@ -237,6 +237,10 @@ func TestReplay(t *testing.T) {
 	require.Equal(t, 1, again.Points)
 	require.Equal(t, f.Summary(), again.Failures[0].Summary())
 
+	t.Setenv(crash.ReplayEnv, "seq=9999 image=0")
+	_, err = crash.Check(v.cfg, wl, ck)
+	require.ErrorContains(t, err, "not reached", "a replay that matches nothing must not pass silently")
+
 	t.Setenv(crash.ReplayEnv, "seq=x")
 	_, err = crash.Check(v.cfg, wl, ck)
 	require.ErrorIs(t, err, crash.ErrConfig)
