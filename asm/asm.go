@@ -3,9 +3,11 @@
 // (streaming) copy and fill, and a prefetch.
 //
 // The package has no policy. It does not decide which flush instruction to
-// use, when to fence, or when streaming stores pay off: package persist does,
-// and every persistent structure in braid goes through persist, never through
-// asm directly, so that a simulated region can see each flush and fence.
+// use, when to fence, or when streaming stores pay off: package persist does.
+// Every persistent structure in braid flushes, fences and streams through
+// persist, never through asm directly, so that a simulated region can see
+// each flush and fence; the compute helpers (PopCount, Prefetch) may be
+// called directly.
 //
 // On amd64 the routines are assembly. On other architectures, and with the
 // purego build tag, a portable Go twin is used: copies and fills are ordinary

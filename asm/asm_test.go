@@ -164,8 +164,8 @@ func TestFeatures(t *testing.T) {
 	}
 }
 
-// FuzzCopyNT checks the streaming copy and fill of every instruction set
-// against the portable twins for arbitrary lengths, alignments and bytes.
+// FuzzCopyNT checks the streaming copy and fill of every instruction set,
+// and PopCount, against the portable twins for arbitrary lengths, alignments and bytes.
 func FuzzCopyNT(f *testing.F) {
 	f.Add(uint16(0), uint8(0), uint8(0), uint64(1))
 	f.Add(uint16(257), uint8(3), uint8(5), uint64(2))
@@ -177,6 +177,13 @@ func FuzzCopyNT(f *testing.F) {
 		}
 		for _, fn := range allFills() {
 			checkFill(t, fn, o, ln, byte(seed))
+		}
+		buf := make([]byte, o+ln)
+		for i := range buf {
+			buf[i] = byte(seed >> (i % 64))
+		}
+		if got, want := PopCount(ptr(buf, o), ln), popCountGeneric(ptr(buf, o), ln); got != want {
+			t.Fatalf("PopCount n=%d off=%d: %d, generic %d", ln, o, got, want)
 		}
 	})
 }
