@@ -76,7 +76,7 @@ func byteSize(n int64) string {
 
 // newRegion fills the parts common to every region kind.
 func newRegion(mem []byte, mode Mode, c config, info Info) *Region {
-	r := &Region{mem: mem, size: len(mem), mode: mode, ntMin: c.ntMin}
+	r := &Region{mem: mem, size: len(mem), mode: mode, ntMin: c.ntMin, ntOff: asm.NTPath() == "none"}
 	if len(mem) > 0 {
 		r.base = uintptr(ptrOf(mem))
 	}

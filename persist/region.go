@@ -55,6 +55,7 @@ type Region struct {
 	kind     kind
 	mode     Mode
 	ntMin    int
+	ntOff    bool // no streaming stores in this build
 	readOnly bool
 	closed   atomic.Bool
 	dom      Domain
@@ -260,13 +261,15 @@ func (r *Region) Copy(dst, src []byte, flags Flags) error {
 	// The common case: a durable streaming copy to whole words on the
 	// CLWB path, checked inline and done in two assembly calls.
 	n := len(src)
-	if r.kind == kCLWB && flags == 0 && n >= r.ntMin && len(dst) >= n {
+	if r.kind == kCLWB && flags&^(NonTemporal|NoDrain) == 0 && (n >= r.ntMin || flags&NonTemporal != 0) && len(dst) >= n {
 		d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
 		off := uintptr(d) - r.base
 		if off < uintptr(r.size) && uintptr(n) <= uintptr(r.size)-off && (uintptr(d)|uintptr(n))&7 == 0 &&
-			!r.readOnly && !r.closed.Load() && !overlap(d, s, n) {
+			!r.readOnly && !r.closed.Load() && !overlap(d, s, n) && n > 0 && !r.ntOff {
 			asm.CopyNT(d, s, n)
-			asm.SFence()
+			if flags&NoDrain == 0 {
+				asm.SFence()
+			}
 			return nil
 		}
 	}

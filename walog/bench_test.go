@@ -51,7 +51,19 @@ func BenchmarkAppend(b *testing.B) {
 	for _, f := range formats {
 		for _, size := range benchSizes {
 			b.Run(fmt.Sprintf("%s/%d", f, size), func(b *testing.B) {
-				benchAppend(b, f, size, 1)
+				benchAppend(b, f, size, 1, false)
+			})
+		}
+	}
+}
+
+// BenchmarkAppendNoChecksum is BenchmarkAppend on the raw formats
+// (Options.NoChecksum): the difference is what the CRC-32C costs.
+func BenchmarkAppendNoChecksum(b *testing.B) {
+	for _, f := range formats {
+		for _, size := range benchSizes {
+			b.Run(fmt.Sprintf("%s/%d", f, size), func(b *testing.B) {
+				benchAppend(b, f, size, 1, true)
 			})
 		}
 	}
@@ -63,18 +75,18 @@ func BenchmarkAppendBatch(b *testing.B) {
 	for _, f := range formats {
 		for _, size := range []int{16, 64, 256} {
 			b.Run(fmt.Sprintf("%s/%d", f, size), func(b *testing.B) {
-				benchAppend(b, f, size, 16)
+				benchAppend(b, f, size, 16, false)
 			})
 		}
 	}
 }
 
-func benchAppend(b *testing.B, f walog.Format, size, batch int) {
+func benchAppend(b *testing.B, f walog.Format, size, batch int, raw bool) {
 	r := benchMap(b)
 	if err := r.Set(r.Bytes(), 0xa5, persist.NonTemporal); err != nil {
 		b.Fatal(err)
 	}
-	l, err := walog.Create(r, &walog.Options{Format: f, Wrap: true, MaxEntry: 4096})
+	l, err := walog.Create(r, &walog.Options{Format: f, Wrap: true, MaxEntry: 4096, NoChecksum: raw})
 	if err != nil {
 		b.Fatal(err)
 	}

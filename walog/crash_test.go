@@ -76,6 +76,19 @@ func crashOps(seed uint64, n int) []crashOp {
 	return ops
 }
 
+// tightBatch is the smallest MaxBatch a log of o's format, alignment and
+// MaxEntry can run ops with: crash tests use it, so that the bound Open
+// puts on a torn tail is as tight as it gets — were it too tight, a crash
+// would read as corruption.
+func tightBatch(o walog.Options, ops []crashOp) int {
+	align := max(o.Align, 8)
+	need := walog.Footprint(o.Format, o.MaxEntry)
+	for _, op := range ops {
+		need = max(need, walog.BatchNeed(o.Format, align, op.sizes...))
+	}
+	return need
+}
+
 func crashPayload(seq uint64, n int) []byte {
 	p := make([]byte, n)
 	x := seq*0x9e3779b97f4a7c15 + 1
@@ -281,15 +294,26 @@ var crashSeeds = flag.Int("crashseeds", 1, "workload seeds per crash test")
 
 // TestCrash crashes every fence of a workload of mixed entry sizes, batches,
 // a truncate, a reset, a clean reopen and wraps, for each format: recovery
-// returns a valid prefix holding every acknowledged entry, also when it
-// crashes itself, and appends after recovery.
+// never reports corruption, returns a valid prefix holding every
+// acknowledged entry, also when it crashes itself, and appends after
+// recovery. MaxBatch is as small as the workload allows. The raw formats
+// (NoChecksum) run too: their torn-write checks alone must be exact.
 func TestCrash(t *testing.T) {
 	for _, f := range formats {
-		for _, align := range []int{8, 256} {
+		for _, v := range []struct {
+			align int
+			raw   bool
+		}{{8, false}, {256, false}, {8, true}} {
 			for seed := range uint64(*crashSeeds) {
-				t.Run(fmt.Sprintf("%s/align%d/seed%d", f, align, seed), func(t *testing.T) {
-					o := walog.Options{Format: f, Align: align, MaxEntry: 600, Chunk: 512}
-					workload, check := crashLog(o, crashOps(seed*1000+uint64(f)*10+uint64(align), 36))
+				t.Run(fmt.Sprintf("%s/align%d/raw=%v/seed%d", f, v.align, v.raw, seed), func(t *testing.T) {
+					o := walog.Options{Format: f, Align: v.align, MaxEntry: 600, Chunk: 512, NoChecksum: v.raw}
+					n := 36
+					if v.raw {
+						n = 24 // the raw formats share most of the code: a shorter workload
+					}
+					ops := crashOps(seed*1000+uint64(f)*10+uint64(v.align), n)
+					o.MaxBatch = tightBatch(o, ops)
+					workload, check := crashLog(o, ops)
 					crash.Test(t, crashConfig(seed), workload, check)
 				})
 			}
@@ -298,21 +322,34 @@ func TestCrash(t *testing.T) {
 }
 
 // TestCrashBroken shows the crash tests have teeth: deliberately broken
-// variants are caught. A PopLog whose popcount does not cover the header
-// words accepts an entry whose sequence word never reached the media.
-// Logs that do not scrub their torn tail at Open let the next append, torn
-// in turn, be completed by the leftovers of the first (RAWL at once; PopLog
-// and Classic on some workloads — the seeds here are ones that show it).
+// variants are caught, each by the failure it causes (want).
+//
+//   - A raw PopLog whose popcount does not cover the header words accepts
+//     an entry whose sequence word never reached the media; the sequence
+//     number it reads (0) is out of order, and Open reports corruption
+//     after a mere crash.
+//   - Raw logs that do not scrub their torn tail at Open let the next
+//     append, torn in turn, be completed by the leftovers of the first, or
+//     leave leftovers that a later Open, rightly, takes for damage.
+//   - A log that bounds an interrupted append by one entry, ignoring
+//     batches, takes the torn tail of a batch for corruption.
+//
+// The seeds are ones that show it.
 func TestCrashBroken(t *testing.T) {
+	base := func(f walog.Format) walog.Options { return walog.Options{Format: f, MaxEntry: 600, Chunk: 512} }
 	for _, v := range []struct {
 		name string
 		o    *walog.Options
 		seed uint64
+		want string
 	}{
-		{"poplog-popcount-without-header", walog.BrokenPopLog(walog.Options{Format: walog.PopLog, MaxEntry: 600, Chunk: 512}), 7},
-		{"rawl-no-scrub", walog.NoScrub(walog.Options{Format: walog.RAWL, MaxEntry: 600, Chunk: 512}), 7},
-		{"poplog-no-scrub", walog.NoScrub(walog.Options{Format: walog.PopLog, MaxEntry: 600, Chunk: 512}), 2},
-		{"classic-no-scrub", walog.NoScrub(walog.Options{Format: walog.Classic, MaxEntry: 600, Chunk: 512}), 4},
+		{"poplog-popcount-without-header", walog.BrokenPopLog(base(walog.PopLog)), 7, "sequence number 0"},
+		{"rawl-no-scrub", walog.NoScrub(base(walog.RAWL)), 7, ""},
+		{"poplog-no-scrub", walog.NoScrub(base(walog.PopLog)), 2, ""},
+		{"classic-no-scrub", walog.NoScrub(base(walog.Classic)), 4, ""},
+		{"poplog-narrow-bound", walog.NarrowBound(base(walog.PopLog)), 1, "furthest the append"},
+		{"rawl-narrow-bound", walog.NarrowBound(base(walog.RAWL)), 1, "furthest the append"},
+		{"classic-narrow-bound", walog.NarrowBound(base(walog.Classic)), 1, "furthest the append"},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			workload, check := crashLog(*v.o, crashOps(v.seed, 36))
@@ -320,6 +357,13 @@ func TestCrashBroken(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, rep.Failures, "the broken variant was not caught")
 			t.Logf("variant %s: caught (%s)", v.name, rep.Failures[0].Summary())
+			if v.want != "" {
+				found := false
+				for _, f := range rep.Failures {
+					found = found || strings.Contains(f.Error(), v.want)
+				}
+				require.True(t, found, "no failure mentions %q: %s", v.want, rep.Failures[0].Summary())
+			}
 		})
 	}
 }
@@ -339,7 +383,9 @@ func TestCrashPlatforms(t *testing.T) {
 		for _, f := range formats {
 			t.Run(fmt.Sprintf("%s/%s", pf.name, f), func(t *testing.T) {
 				o := walog.Options{Format: f, MaxEntry: 600, Chunk: 512}
-				workload, check := crashLog(o, crashOps(uint64(f)+77, 30))
+				ops := crashOps(uint64(f)+77, 30)
+				o.MaxBatch = tightBatch(o, ops)
+				workload, check := crashLog(o, ops)
 				cfg := crashConfig(uint64(f))
 				cfg.MaxImages = 16
 				pf.set(&cfg)
@@ -363,11 +409,112 @@ func TestCrashLargeBatch(t *testing.T) {
 				{kind: "batch", sizes: []int{8, 5000, 5000}},
 				{kind: "batch", sizes: []int{2000, 2000, 2000, 2000, 1}},
 			}
+			o.MaxBatch = tightBatch(o, ops)
 			workload, check := crashLog(o, ops)
 			cfg := crashConfig(uint64(f))
 			cfg.Regions[0].Size = 40 << 10
 			cfg.MaxImages = 24
 			crash.Test(t, cfg, workload, check)
+		})
+	}
+}
+
+// TestCrashSalvage damages an acknowledged entry and opens the log with
+// Options.Salvage, crashing at every fence, the salvage's included: after
+// any crash the log is either still the damaged one (Open reports the
+// corruption; a salvaging Open then keeps the entries before the damage)
+// or already salvaged (Open succeeds with those entries, no corruption
+// reported) — never a third state.
+func TestCrashSalvage(t *testing.T) {
+	const n, bad = 12, 5
+	for _, f := range formats {
+		t.Run(f.String(), func(t *testing.T) {
+			o := walog.Options{Format: f, MaxEntry: 200, Chunk: 512}
+			var (
+				phase int // 0 appending, 1 damaged, 2 salvaging
+				acked []entry
+			)
+			workload := func(w *crash.Run) error {
+				phase, acked = 0, nil
+				l, err := walog.Create(w.Region("log"), &o)
+				if err != nil {
+					return err
+				}
+				var sizes []int
+				for i := range n {
+					p := crashPayload(uint64(i+1), 20+i*7)
+					seq, err := l.Append(p)
+					if err != nil {
+						return err
+					}
+					acked = append(acked, entry{seq, p})
+					sizes = append(sizes, len(p))
+				}
+				if err := l.Close(); err != nil {
+					return err
+				}
+				r := w.Region("log")
+				at := offsets(f, 8, sizes)[bad] + 20
+				phase = 1
+				r.Bytes()[at] ^= 0x40
+				if err := r.Persist(r.Bytes()[at : at+1]); err != nil {
+					return err
+				}
+				phase = 2
+				sopts := o
+				sopts.Salvage = true
+				l, err = walog.Open(w.Reopen("log"), &sopts)
+				if err != nil {
+					return err
+				}
+				if rep := l.Report(); !rep.Salvaged || rep.Entries != bad {
+					return fmt.Errorf("salvage: %v", rep)
+				}
+				return nil
+			}
+			check := func(img *crash.Image) error {
+				copts := o
+				l, err := walog.Open(img.Region("log"), &copts)
+				salvaged := false
+				if err != nil {
+					if phase == 0 {
+						if errors.Is(err, walog.ErrNoLog) || errors.Is(err, walog.ErrBadFormat) {
+							return nil // Create had not finished
+						}
+						return fmt.Errorf("open before the damage: %w", err)
+					}
+					if !errors.Is(err, persist.ErrCorrupt) {
+						return fmt.Errorf("open: %w", err)
+					}
+					copts.Salvage = true
+					if l, err = walog.Open(img.Region("log"), &copts); err != nil {
+						return fmt.Errorf("salvage: %w", err)
+					}
+					salvaged = true
+				}
+				got, err := readAll(l)
+				if err != nil {
+					return err
+				}
+				if k := len(got); k > 0 && bytes.HasPrefix(got[k-1].data, []byte(probePrefix)) {
+					got = got[:k-1] // the probe of a recovery that crashed in turn
+				}
+				switch {
+				case phase == 0:
+					if len(got) < len(acked) || !entriesEqual(got[:len(acked)], acked) || len(got) > len(acked)+1 {
+						return fmt.Errorf("recovered %s, acknowledged %s", listEntries(got), listEntries(acked))
+					}
+				case entriesEqual(got, acked[:bad]):
+				case phase == 1 && !salvaged && entriesEqual(got, acked):
+				default:
+					return fmt.Errorf("phase %d: recovered %s (salvaged %v)", phase, listEntries(got), salvaged)
+				}
+				if _, err := l.Append([]byte(probePrefix)); err != nil && !errors.Is(err, walog.ErrFull) {
+					return fmt.Errorf("append after recovery: %w", err)
+				}
+				return nil
+			}
+			crash.Test(t, crashConfig(uint64(f)), workload, check)
 		})
 	}
 }

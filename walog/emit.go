@@ -40,23 +40,32 @@ func (l *Log) spill() error {
 	return nil
 }
 
-// emitData stages p and zero bytes up to a multiple of 8.
-func (l *Log) emitData(p []byte) error {
+// emitBytes stages p, spilling whole lines as the stage fills.
+func (l *Log) emitBytes(p []byte) error {
 	for {
 		k := copy(l.stage[l.eN:], p)
 		l.eN += k
 		p = p[k:]
 		if len(p) == 0 {
-			break
+			return nil
 		}
 		if err := l.spill(); err != nil {
 			return err
 		}
 	}
-	if r := l.eN & 7; r != 0 {
-		clear(l.stage[l.eN : l.eN+8-r])
-		l.eN += 8 - r
+}
+
+// pad8 stages zero bytes up to a multiple of 8.
+func (l *Log) pad8() error {
+	r := l.eN & 7
+	if r == 0 {
+		return nil
 	}
+	if err := l.room(8 - r); err != nil {
+		return err
+	}
+	clear(l.stage[l.eN : l.eN+8-r])
+	l.eN += 8 - r
 	return nil
 }
 

@@ -18,7 +18,7 @@ func BenchmarkRAWLEncode(b *testing.B) {
 			b.SetBytes(int64(n))
 			for b.Loop() {
 				l.eN = 0
-				l.writeRAWL(1, p)
+				l.writeRAWL(1, p, false)
 			}
 		})
 	}

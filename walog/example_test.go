@@ -34,7 +34,7 @@ func Example() {
 		fmt.Printf("%d %s\n", it.Seq(), it.Entry())
 	}
 	// Output:
-	// poplog log: 3 entries (seq 1..3), tail at 328, next seq 4
+	// poplog log: 3 entries (seq 1..3), tail at 352, next seq 4
 	// 1 begin 7
 	// 2 set x=1
 	// 3 commit 7

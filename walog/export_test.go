@@ -15,17 +15,47 @@ func (l *Log) CheckFree() error {
 	return nil
 }
 
+// Footprint is the bytes an entry of n data bytes occupies in a log of
+// format f, before alignment.
+func Footprint(f Format, n int) int { return f.footprint(n) }
+
+// BatchNeed is the bytes a batch of entries of the given sizes occupies
+// in a log of format f whose entries are align-aligned: what MaxBatch
+// bounds.
+func BatchNeed(f Format, align int, sizes ...int) int {
+	need := 0
+	for i, n := range sizes {
+		if i > 0 {
+			need = (need + align - 1) &^ (align - 1)
+		}
+		need += f.footprint(n)
+	}
+	return need
+}
+
 // BrokenPopLog returns o with PopLog's popcount deliberately not covering
-// the header words (length and sequence number): the broken variant the
-// crash tests must catch.
+// the header words (length and sequence number), on the raw format (no
+// checksum, which would otherwise catch what the popcount misses): the
+// broken variant the crash tests must catch.
 func BrokenPopLog(o Options) *Options {
 	o.variant = variantPopNoHeader
+	o.NoChecksum = true
 	return &o
 }
 
-// NoScrub returns o with Open's scrub of the torn tail left out: the
-// broken variant that shows why it is mandatory.
+// NoScrub returns o with Open's scrub of the torn tail left out, on the
+// raw format (no checksum): the broken variant that shows why the scrub
+// is mandatory.
 func NoScrub(o Options) *Options {
 	o.variant = variantNoScrub
+	o.NoChecksum = true
+	return &o
+}
+
+// NarrowBound returns o with Open bounding what an interrupted append may
+// have written by one entry, as if there were no batches: the broken
+// variant that takes torn batches for corruption.
+func NarrowBound(o Options) *Options {
+	o.variant = variantNarrowBound
 	return &o
 }

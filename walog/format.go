@@ -4,7 +4,9 @@ import "fmt"
 
 // Format is the on-media encoding of a log's entries. All three share the
 // log header and the API; they differ in how an entry proves it is
-// complete after a crash, and so in what an append costs.
+// complete after a crash, and so in what an append costs. In all three an
+// entry also carries a CRC-32C that proves it intact (unless the log was
+// created with Options.NoChecksum).
 type Format uint8
 
 const (
@@ -51,25 +53,46 @@ func (f Format) valid() bool { return f >= PopLog && f <= Classic }
 // and Classic) rather than validity bits (RAWL).
 func (f Format) zeroed() bool { return f != RAWL }
 
-// Entry layouts. Every entry starts with two 8-byte words and is padded
-// with zero bytes to a multiple of 8:
+// Entry layouts (format version 2). Every entry starts 8-byte aligned (or
+// Options.Align) and is padded with zero bytes to a multiple of 8. Its
+// length field holds the data length n in bits 0..26 and, in bit 31, the
+// "more" flag: set on every entry of an AppendBatch but the last, so that
+// recovery knows whether the entry after it belongs to the same append
+// (see recover.go). Checksums are CRC-32C.
 //
-//	PopLog   [len u32 | popcount u32][seq u64][data][pad]
-//	Classic  [len u32 | 0 u32][seq u64][data][pad][commit u64]
-//	RAWL     [v | len<<1][v | seq<<1][data words, bit 0 = v][collector] ...
+//	PopLog   [lenField u32 | pop u32][seq u64][data][crc u32][pad]
+//	Classic  [lenField u32 | crc u32][seq u64][data][pad][commit u64]
+//	RAWL     [v | n<<1 | more<<28 | crc<<32][v | seq<<1][data words, bit 0 = v][collector] ...
 //
 // See poplog.go, classic.go and rawl.go.
-const entryHeader = 16
+const (
+	entryHeader = 16
+
+	lenBits  = 27 // n <= MaxEntryLimit = 2^26
+	lenMask  = 1<<lenBits - 1
+	moreFlag = 1 << 31
+	// lenReserved are the bits of a length field that must be zero.
+	lenReserved = ^uint32(lenMask | moreFlag)
+)
+
+// lenField is the length field of an entry of n bytes.
+func lenField(n int, more bool) uint32 {
+	lf := uint32(n)
+	if more {
+		lf |= moreFlag
+	}
+	return lf
+}
 
 // footprint is the number of bytes an entry of n data bytes occupies,
 // before alignment.
 func (f Format) footprint(n int) int {
-	w := (n + 7) >> 3
 	switch f {
+	case PopLog:
+		return (entryHeader + n + 4 + 7) &^ 7
 	case Classic:
-		return entryHeader + w*8 + 8
-	case RAWL:
-		return entryHeader + w*8 + (w+rawlGroup-1)/rawlGroup*8
+		return entryHeader + (n+7)&^7 + 8
 	}
-	return entryHeader + w*8
+	w := (n + 7) >> 3
+	return entryHeader + w*8 + (w+rawlGroup-1)/rawlGroup*8
 }

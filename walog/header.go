@@ -12,13 +12,13 @@ import (
 // The header is the first 256 bytes of a log's area (little-endian):
 //
 //	 0  magic     u64  "braidWAL"
-//	 8  version   u16  1
+//	 8  version   u16  2
 //	10  format    u8   1 PopLog, 2 RAWL, 3 Classic
 //	11  alignLog  u8   log2 of the entry alignment: 3, 6 or 8
-//	12  flags     u32  0
+//	12  flags     u32  bit 0: entries carry no checksum (Options.NoChecksum)
 //	16  size      u64  bytes of the area, header included
 //	24  maxEntry  u32  longest entry in bytes
-//	28  reserved  u32  0
+//	28  maxBatch  u32  most bytes one append (AppendBatch) may occupy
 //	32  setID     u64  0 for a standalone log, else the set's random id
 //	40  setIndex  u32  member number in the set
 //	44  setCount  u32  members in the set (0 for a standalone log)
@@ -27,36 +27,43 @@ import (
 //	60  crc       u32  CRC-32C of bytes 8..59
 //
 // followed by words that change while the log is used, each written alone
-// with one failure-atomic 8-byte store and persisted:
+// with one failure-atomic 8-byte store and persisted, each a checked word
+// (a 56-bit value and a CRC-8 of it in the top byte; see checksum.go):
 //
-//	64  hi        u64  prepared end, from the area start: every byte an
-//	                   append may have written lies below it
-//	72  pass      u64  pass over the log, from 1 (RAWL's validity sense is
-//	                   pass&1; PopLog and Classic keep it at 1)
-//	80  floor     u64  entries with a smaller sequence number are
-//	                   discarded: the commit point of Reset
-//	88  setFloor  u64  member 0 of a set: the same for every member, the
-//	                   commit point of Set.Reset
-//	96  reserved       0 up to 255
+//	 64  hi        prepared end, from the area start: every byte an
+//	               append may have written lies below it
+//	 72  pass      pass over the log, from 1 (RAWL's validity sense is
+//	               pass&1; PopLog and Classic keep it at 1)
+//	 80  floor     entries with a smaller sequence number are
+//	               discarded: the commit point of Reset
+//	 88  setFloor  member 0 of a set: the same for every member, the
+//	               commit point of Set.Reset
+//	 96  dirtyFrom the dirty range [dirtyFrom, dirtyTo), from the area
+//	104  dirtyTo   start: set while Reset, Truncate or a salvaging Open
+//	               leaves leftovers past the end of the log (see recover.go);
+//	               0, 0 otherwise
+//	112  reserved  0 up to 255
 //
 // Create writes the magic last, in its own barrier, after everything else
 // is durable, so a header with a magic is complete.
 const (
-	formatVersion = 1
+	formatVersion = 2
 
-	offHi       = 64
-	offPass     = 72
-	offFloor    = 80
-	offSetFloor = 88
+	flagNoChecksum = 1
 
-	// maxSeq bounds sequence numbers: RAWL keeps 63 bits of them.
-	maxSeq = 1 << 62
+	offHi        = 64
+	offPass      = 72
+	offFloor     = 80
+	offSetFloor  = 88
+	offDirtyFrom = 96
+	offDirtyTo   = 104
+
+	// maxSeq bounds sequence numbers: the header keeps 56 bits of them
+	// (at 100 million appends a second, 22 years of numbers).
+	maxSeq = 1 << wordBits
 )
 
-var (
-	magic      = binary.LittleEndian.Uint64([]byte("braidWAL"))
-	castagnoli = crc32.MakeTable(crc32.Castagnoli)
-)
+var magic = binary.LittleEndian.Uint64([]byte("braidWAL"))
 
 // header is the decoded header.
 type header struct {
@@ -66,25 +73,33 @@ type header struct {
 	hi                 int // offset from the area start
 	pass, floor        uint64
 	setFloor           uint64
+	dirtyFrom, dirtyTo int // offsets from the area start; 0 when unset
 }
 
 // encode fills b (HeaderSize bytes) with every field but the magic.
 func (h *header) encode(b []byte) {
 	_ = b[HeaderSize-1]
 	clear(b)
-	binary.LittleEndian.PutUint16(b[8:], formatVersion)
+	le := binary.LittleEndian
+	le.PutUint16(b[8:], formatVersion)
 	b[10] = byte(h.format)
 	b[11] = byte(bits.TrailingZeros(uint(h.align)))
-	binary.LittleEndian.PutUint64(b[16:], uint64(h.size))
-	binary.LittleEndian.PutUint32(b[24:], uint32(h.maxEntry))
-	binary.LittleEndian.PutUint64(b[32:], h.setID)
-	binary.LittleEndian.PutUint32(b[40:], h.setIndex)
-	binary.LittleEndian.PutUint32(b[44:], h.setCount)
-	binary.LittleEndian.PutUint32(b[60:], crc32.Checksum(b[8:60], castagnoli))
-	binary.LittleEndian.PutUint64(b[offHi:], uint64(h.hi))
-	binary.LittleEndian.PutUint64(b[offPass:], h.pass)
-	binary.LittleEndian.PutUint64(b[offFloor:], h.floor)
-	binary.LittleEndian.PutUint64(b[offSetFloor:], h.setFloor)
+	if h.noChecksum {
+		le.PutUint32(b[12:], flagNoChecksum)
+	}
+	le.PutUint64(b[16:], uint64(h.size))
+	le.PutUint32(b[24:], uint32(h.maxEntry))
+	le.PutUint32(b[28:], uint32(h.maxBatch))
+	le.PutUint64(b[32:], h.setID)
+	le.PutUint32(b[40:], h.setIndex)
+	le.PutUint32(b[44:], h.setCount)
+	le.PutUint32(b[60:], crc32.Checksum(b[8:60], castagnoli))
+	le.PutUint64(b[offHi:], checkedWord(uint64(h.hi)))
+	le.PutUint64(b[offPass:], checkedWord(h.pass))
+	le.PutUint64(b[offFloor:], checkedWord(h.floor))
+	le.PutUint64(b[offSetFloor:], checkedWord(h.setFloor))
+	le.PutUint64(b[offDirtyFrom:], checkedWord(uint64(h.dirtyFrom)))
+	le.PutUint64(b[offDirtyTo:], checkedWord(uint64(h.dirtyTo)))
 }
 
 // readHeader decodes and checks the header at base. It needs only the
@@ -94,20 +109,26 @@ func readHeader(r *persist.Region, base int) (header, error) {
 	var h header
 	b, err := r.Slice(base, HeaderSize)
 	if err != nil {
-		return h, fmt.Errorf("%w: no room for a log header at offset %d: %v", ErrInvalid, base, err)
+		return h, fmt.Errorf("%w: no room for a log header at offset %d: %w", ErrInvalid, base, err)
 	}
-	switch m := binary.LittleEndian.Uint64(b); m {
-	case magic:
-	case 0:
+	le := binary.LittleEndian
+	crcOK := le.Uint32(b[60:]) == crc32.Checksum(b[8:60], castagnoli)
+	version := le.Uint16(b[8:])
+	switch m := le.Uint64(b); {
+	case m == magic:
+	case m == 0:
 		return h, fmt.Errorf("%w (offset %d): the header is empty; Create one", ErrNoLog, base)
+	case crcOK && version == formatVersion:
+		// The rest is a sound walog header: the magic itself was hit.
+		return h, fmt.Errorf("%w: log header at offset %d: magic %q, want %q", ErrCorrupt, base, b[:8], "braidWAL")
 	default:
 		return h, fmt.Errorf("%w: header magic %q at offset %d is not a walog log's %q", ErrBadFormat, b[:8], base, "braidWAL")
 	}
-	if v := binary.LittleEndian.Uint16(b[8:]); v != formatVersion {
-		return h, fmt.Errorf("%w: log version %d, this build reads version %d", ErrBadFormat, v, formatVersion)
+	if version != formatVersion {
+		return h, fmt.Errorf("%w: log version %d, this build reads version %d", ErrBadFormat, version, formatVersion)
 	}
-	if got, want := binary.LittleEndian.Uint32(b[60:]), crc32.Checksum(b[8:60], castagnoli); got != want {
-		return h, fmt.Errorf("%w: log header at offset %d: checksum %#08x, computed %#08x", ErrCorrupt, base, got, want)
+	if !crcOK {
+		return h, fmt.Errorf("%w: log header at offset %d: checksum %#08x, computed %#08x", ErrCorrupt, base, le.Uint32(b[60:]), crc32.Checksum(b[8:60], castagnoli))
 	}
 	bad := func(format string, args ...any) (header, error) {
 		return h, fmt.Errorf("%w: log header at offset %d: "+format, append([]any{ErrCorrupt, base}, args...)...)
@@ -115,53 +136,68 @@ func readHeader(r *persist.Region, base int) (header, error) {
 	h.base = base
 	h.format = Format(b[10])
 	alignLog := b[11]
-	size := binary.LittleEndian.Uint64(b[16:])
-	h.maxEntry = int(binary.LittleEndian.Uint32(b[24:]))
-	h.setID = binary.LittleEndian.Uint64(b[32:])
-	h.setIndex = binary.LittleEndian.Uint32(b[40:])
-	h.setCount = binary.LittleEndian.Uint32(b[44:])
+	flags := le.Uint32(b[12:])
+	size := le.Uint64(b[16:])
+	h.maxEntry = int(le.Uint32(b[24:]))
+	h.maxBatch = int(le.Uint32(b[28:]))
+	h.setID = le.Uint64(b[32:])
+	h.setIndex = le.Uint32(b[40:])
+	h.setCount = le.Uint32(b[44:])
 	switch {
 	case !h.format.valid():
 		return bad("unknown format %d", b[10])
 	case alignLog != 3 && alignLog != 6 && alignLog != 8:
 		return bad("entry alignment 2^%d", alignLog)
-	case binary.LittleEndian.Uint32(b[12:]) != 0 || binary.LittleEndian.Uint32(b[28:]) != 0 ||
-		binary.LittleEndian.Uint64(b[48:]) != 0 || binary.LittleEndian.Uint32(b[56:]) != 0:
-		return bad("non-zero reserved fields")
+	case flags&^flagNoChecksum != 0 || le.Uint64(b[48:]) != 0 || le.Uint32(b[56:]) != 0:
+		return bad("unknown flags %#x or non-zero reserved fields", flags)
 	case size < MinSize || size%HeaderSize != 0 || size > uint64(r.Size()):
 		return bad("area size %d (region has %d bytes)", size, r.Size())
 	case h.maxEntry < 1 || h.maxEntry > MaxEntryLimit || h.format.footprint(h.maxEntry) > int(size)-HeaderSize:
 		return bad("longest entry %d in an area of %d bytes", h.maxEntry, size)
+	case h.maxBatch < h.format.footprint(h.maxEntry) || h.maxBatch > int(size)-HeaderSize:
+		return bad("largest batch %d bytes (longest entry %d, area %d bytes)", h.maxBatch, h.maxEntry, size)
 	case (h.setCount == 0) != (h.setID == 0) || (h.setCount != 0 && h.setIndex >= h.setCount):
 		return bad("set member %d of %d (set id %#x)", h.setIndex, h.setCount, h.setID)
 	}
+	h.noChecksum = flags&flagNoChecksum != 0
 	h.align = 1 << alignLog
 	h.size = int(size)
 	if base > r.Size()-h.size {
 		return h, fmt.Errorf("%w: the log at offset %d is %d bytes, beyond the region's %d", ErrInvalid, base, h.size, r.Size())
 	}
 	// The changing words: each was written with one 8-byte store, so each
-	// is either its old or its new value, never a mixture.
-	hi := persist.Load64(b[offHi:])
-	h.pass = persist.Load64(b[offPass:])
-	h.floor = persist.Load64(b[offFloor:])
-	h.setFloor = persist.Load64(b[offSetFloor:])
+	// is either its old or its new value, never a mixture; a word that
+	// fails its check was hit by something else.
+	var w [6]uint64
+	for i, off := range []int{offHi, offPass, offFloor, offSetFloor, offDirtyFrom, offDirtyTo} {
+		v, ok := wordValue(persist.Load64(b[off:]))
+		if !ok {
+			return bad("word at byte %d (%#x) fails its check", off, persist.Load64(b[off:]))
+		}
+		w[i] = v
+	}
+	hi, from, to := w[0], w[4], w[5]
+	h.pass, h.floor, h.setFloor = w[1], w[2], w[3]
 	switch {
 	case hi < HeaderSize || hi > size || hi%HeaderSize != 0:
 		return bad("prepared end %d outside [%d, %d]", hi, HeaderSize, size)
-	case h.pass < 1 || h.pass >= maxSeq:
+	case h.pass < 1:
 		return bad("pass %d", h.pass)
-	case h.floor < 1 || h.floor >= maxSeq || h.setFloor >= maxSeq:
+	case h.floor < 1:
 		return bad("sequence floor %d (set floor %d)", h.floor, h.setFloor)
 	case h.setFloor != 0 && (h.setCount == 0 || h.setIndex != 0):
 		return bad("set floor %d outside member 0 of a set", h.setFloor)
+	case from != 0 && to != 0 && (from < HeaderSize || from >= to || to > size):
+		return bad("dirty range [%d, %d) outside [%d, %d]", from, to, HeaderSize, size)
+	case from > size || to > size:
+		return bad("dirty range end %d or %d beyond %d", from, to, size)
 	}
-	for i := offSetFloor + 8; i < HeaderSize; i++ {
+	for i := offDirtyTo + 8; i < HeaderSize; i++ {
 		if b[i] != 0 {
 			return bad("non-zero reserved byte %d", i)
 		}
 	}
-	h.hi = int(hi)
+	h.hi, h.dirtyFrom, h.dirtyTo = int(hi), int(from), int(to)
 	return h, nil
 }
 
@@ -176,6 +212,8 @@ func (h *header) match(o *Options) error {
 		return fmt.Errorf("%w: the log's MaxEntry is %d, Options.MaxEntry asks %d", ErrBadFormat, h.maxEntry, o.MaxEntry)
 	case o.Align != 0 && o.Align != h.align:
 		return fmt.Errorf("%w: the log's entries are %d-byte aligned, Options.Align asks %d", ErrBadFormat, h.align, o.Align)
+	case o.MaxBatch != 0 && o.MaxBatch != h.maxBatch:
+		return fmt.Errorf("%w: the log's MaxBatch is %d, Options.MaxBatch asks %d", ErrBadFormat, h.maxBatch, o.MaxBatch)
 	}
 	return nil
 }

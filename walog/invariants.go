@@ -8,11 +8,11 @@ import (
 // checkEntryAt panics unless the entry at off decodes to seq and p and the
 // stage mirrors the tail's line (invariants build only).
 func (l *Log) checkEntryAt(off int, seq uint64, p []byte) {
-	n, s, _, err := l.decode(off, l.hi)
-	if err != nil || n != len(p) || s != seq {
-		panic(fmt.Sprintf("walog: invariant: entry at %d reads back as (%d bytes, seq %d, %v), appended %d bytes, seq %d", off, n, s, err, len(p), seq))
+	e, err := l.decode(off, l.hi)
+	if err != nil || e.n != len(p) || e.seq != seq {
+		panic(fmt.Sprintf("walog: invariant: entry at %d reads back as (%d bytes, seq %d, %v), appended %d bytes, seq %d", off, e.n, e.seq, err, len(p), seq))
 	}
-	got, err := l.data(off, n, nil)
+	got, err := l.data(off, e.n, nil)
 	if err != nil || !bytes.Equal(got, p) {
 		panic(fmt.Sprintf("walog: invariant: entry at %d reads back different data (%v)", off, err))
 	}

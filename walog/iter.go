@@ -1,9 +1,17 @@
 package walog
 
+import (
+	"errors"
+	"fmt"
+)
+
 // An Iter walks the entries of a log in order, oldest first. It takes the
 // log's lock for each step, so it may run while other goroutines append;
 // it sees the entries appended before Next returns false. A Reset or
-// Truncate of the log while it iterates ends it with ErrChanged.
+// Truncate of the log while it iterates ends it with ErrChanged. Every
+// entry is checked again as it is read (checksum, popcount or validity
+// bits, sequence number): one damaged since Open ends the iteration with
+// an error wrapping ErrCorrupt, and is not returned.
 //
 //	it := l.Iter()
 //	for it.Next() {
@@ -39,6 +47,8 @@ func (it *Iter) Next() bool {
 	switch {
 	case l.closed:
 		it.err = ErrClosed
+	case l.regionOK(l.r.Readable()) != nil:
+		it.err = l.regionOK(l.r.Readable())
 	case l.epoch != it.epoch:
 		it.err = ErrChanged
 	case it.off >= l.tail:
@@ -48,17 +58,23 @@ func (it *Iter) Next() bool {
 		it.entry = nil
 		return false
 	}
-	n, seq, fp, err := l.decode(it.off, l.tail)
+	e, err := l.decode(it.off, l.tail)
+	if err == nil && it.seq != 0 && e.seq <= it.seq {
+		err = fmt.Errorf("%w: %s entry at offset %d: sequence number %d after %d", ErrCorrupt, l.format, it.off, e.seq, it.seq)
+	}
 	if err == nil {
-		it.buf, err = l.data(it.off, n, it.buf)
+		it.buf, err = l.data(it.off, e.n, it.buf)
 	}
 	if err != nil {
 		// Only a stray write into the region can do this.
+		if errors.Is(err, errEnd) {
+			err = fmt.Errorf("%w: %s log: the entry at offset %d, below the tail %d, reads as clean bytes", ErrCorrupt, l.format, it.off, l.tail)
+		}
 		it.err, it.entry = err, nil
 		return false
 	}
-	it.entry, it.seq = it.buf, seq
-	it.off = l.alignUp(it.off + fp)
+	it.entry, it.seq = it.buf, e.seq
+	it.off = l.alignUp(it.off + e.fp)
 	return true
 }
 

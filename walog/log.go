@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/persist"
@@ -15,8 +16,12 @@ import (
 // Append, AppendBatch, Reset, Truncate and Close are serialized by the
 // log's lock, and the log's order is the order in which they took it.
 //
-// The log keeps the region's Bytes() for its lifetime: the region must not
-// be closed or grown while the log is open.
+// The log keeps the region's Bytes() for its lifetime: close the log
+// before its region, and do not grow the region while the log is open.
+// (Operations on a log whose region was closed or remapped return an
+// error wrapping persist.ErrClosed or ErrInvalid, but only when the region
+// is not closed while they run: Region.Close must not run concurrently
+// with anything else on the region.)
 type Log struct {
 	mu sync.Mutex
 
@@ -28,6 +33,8 @@ type Log struct {
 	base, start, end int // header, first entry, end of the area (region offsets)
 	alignMask        int
 	maxEntry         int
+	maxBatch         int
+	noChecksum       bool
 	chunk            int
 	wrap             bool
 	checkpoint       func(*Log) error
@@ -38,6 +45,8 @@ type Log struct {
 	gap   byte   // fill byte of alignment gaps: 0, or for RAWL ^clean
 	hi    int    // prepared end (region offset): every byte written lies below it
 	floor uint64 // entries with a smaller sequence number are discarded
+
+	dirtyFrom, dirtyTo int // the header's dirty range (region offsets; 0: none)
 
 	tail        int    // where the next entry goes
 	count       int    // entries in the log
@@ -68,6 +77,8 @@ type Stats struct {
 	Capacity int    // bytes for entries (the area minus the header)
 	MaxEntry int
 	Align    int
+	MaxBatch int
+	Checksum bool   // entries carry a CRC-32C (not Options.NoChecksum)
 	Pass     uint64 // passes over the log (RAWL's sense flips)
 	Wraps    int    // times the log wrapped since Create or Open
 }
@@ -80,7 +91,8 @@ var errEnd = errors.New("walog: end of log")
 // held is discarded: the header is invalidated first, so a crash during
 // Create leaves either no log (Open returns ErrNoLog) or the new empty log.
 // PopLog and Classic zero the first Options.Chunk bytes; RAWL zeroes the
-// whole area once.
+// whole area once. A closed or read-only region is an error wrapping
+// persist.ErrClosed or persist.ErrReadOnly.
 func Create(r *persist.Region, opts *Options) (*Log, error) {
 	o := opts
 	if o == nil {
@@ -100,7 +112,7 @@ func create(r *persist.Region, o *Options, h header) (*Log, error) {
 	h.pass, h.floor, h.hi = 1, 1, HeaderSize
 	l := newLog(r, o, h)
 	if persist.Load64(l.mem[l.base:]) != 0 {
-		if err := l.storeHeader(0, 0); err != nil {
+		if err := l.storeRaw(0, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -120,11 +132,14 @@ func create(r *persist.Region, o *Options, h header) (*Log, error) {
 	if err := r.Copy(l.mem[l.base+8:l.base+HeaderSize], b[8:], 0); err != nil {
 		return nil, err
 	}
-	if err := l.storeHeader(0, magic); err != nil {
+	if err := l.storeRaw(0, magic); err != nil {
 		return nil, err
 	}
 	l.loadMirror(l.tail)
-	l.report = Report{Format: l.format, Tail: l.tail, NextSeq: l.nextSeq()}
+	l.report = Report{Format: l.format, Member: -1, Tail: l.tail, NextSeq: l.nextSeq()}
+	if h.setCount > 0 {
+		l.report.Member, l.report.Members = int(h.setIndex), int(h.setCount)
+	}
 	return l, nil
 }
 
@@ -135,9 +150,18 @@ func create(r *persist.Region, o *Options, h header) (*Log, error) {
 // crash cannot be completed by stale bytes. Report says what it found.
 //
 // A region whose header is not a walog header is ErrBadFormat (ErrNoLog
-// when empty); a header that fails its checksum or holds impossible
-// fields is ErrCorrupt. A torn or corrupt entry is not an error: it ends
-// the log, and Report().Stop describes it.
+// when empty); a header that fails its checksums or holds impossible
+// fields is ErrCorrupt. An append torn by a crash is not an error: it ends
+// the log, and Report().Stop describes it. Damage a crash cannot cause —
+// an entry whose bits were flipped in place, or data after the end of the
+// log beyond what the append a crash interrupted could have written — is
+// ErrCorrupt, and Open writes nothing; Options.Salvage opens such a log
+// anyway, cut before the damage (see recover.go for the rule).
+//
+// On a read-only region Open succeeds when recovery has nothing to write
+// (the log was closed cleanly): the log can be read, and every write
+// returns an error wrapping persist.ErrReadOnly. When recovery must write,
+// Open fails with that error.
 func Open(r *persist.Region, opts *Options) (*Log, error) {
 	o := opts
 	if o == nil {
@@ -160,7 +184,7 @@ func Open(r *persist.Region, opts *Options) (*Log, error) {
 		return nil, err
 	}
 	l := newLog(r, o, h)
-	if err := l.recover(0); err != nil {
+	if err := l.recover(0, o.Salvage); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -171,12 +195,19 @@ func newLog(r *persist.Region, o *Options, h header) *Log {
 		r: r, mem: r.Bytes(), format: h.format, variant: o.variant,
 		base: h.base, start: h.start(), end: h.end(),
 		alignMask: h.align - 1, maxEntry: h.maxEntry,
+		maxBatch: h.maxBatch, noChecksum: h.noChecksum,
 		chunk: chunkSize(o, h.size-HeaderSize),
 		wrap:  o.Wrap, checkpoint: o.Checkpoint,
 		hi: h.base + h.hi, floor: h.floor, next: h.floor,
 		stage: make([]byte, stageSize),
 	}
 	l.tail = l.start
+	if h.dirtyFrom != 0 {
+		l.dirtyFrom = h.base + h.dirtyFrom
+	}
+	if h.dirtyTo != 0 {
+		l.dirtyTo = h.base + h.dirtyTo
+	}
 	l.setPass(h.pass)
 	return l
 }
@@ -219,25 +250,28 @@ func (l *Log) append1(p []byte) (uint64, error) {
 			return 0, err
 		}
 	}
-	seq := l.takeSeqs(1)
+	seq, err := l.takeSeqs(1)
+	if err != nil {
+		return 0, err
+	}
 	off := l.tail
 	t := l.alignUp(off + fp)
-	var err error
 	switch l.format {
 	case PopLog:
-		if err = l.writePop(seq, p); err == nil {
+		if err = l.writePop(seq, p, false); err == nil {
 			err = l.flushStage(t, true)
 		}
 	case RAWL:
-		if err = l.writeRAWL(seq, p); err == nil {
+		if err = l.writeRAWL(seq, p, false); err == nil {
 			err = l.flushStage(t, true)
 		}
 	case Classic:
-		if err = l.writeClassic(seq, p); err == nil {
+		var w0 uint64
+		if w0, err = l.writeClassic(seq, p, false); err == nil {
 			err = l.flushStage(t, true)
 		}
 		if err == nil {
-			l.stageCommit(off+fp-8, len(p), seq)
+			l.stageCommit(off+fp-8, w0)
 			err = l.commitLastLine()
 		}
 	}
@@ -256,8 +290,9 @@ func (l *Log) append1(p []byte) (uint64, error) {
 // it one by one. When it returns nil every entry is durable. After a crash
 // during AppendBatch, recovery returns a prefix of the batch (possibly
 // empty) after the entries appended before it. Each entry must be 1 to
-// MaxEntry bytes, and the batch must fit in the empty log; otherwise
-// nothing is appended. An empty batch is ErrEmpty.
+// MaxEntry bytes, and the batch must occupy at most MaxBatch bytes of the
+// log (ErrTooLarge); otherwise nothing is appended. An empty batch is
+// ErrEmpty.
 func (l *Log) AppendBatch(entries [][]byte) (uint64, error) {
 	if len(entries) == 0 {
 		return 0, fmt.Errorf("%w: empty batch", ErrEmpty)
@@ -271,6 +306,9 @@ func (l *Log) AppendBatch(entries [][]byte) (uint64, error) {
 			need = l.alignUp(need)
 		}
 		need += l.format.footprint(len(p))
+		if need > l.maxBatch {
+			return 0, fmt.Errorf("%w: a batch of %d entries needs more than the log's MaxBatch of %d bytes", ErrTooLarge, len(entries), l.maxBatch)
+		}
 	}
 	l.mu.Lock()
 	seq, err := l.appendBatch(entries, need)
@@ -287,10 +325,13 @@ func (l *Log) appendBatch(entries [][]byte, need int) (uint64, error) {
 			return 0, err
 		}
 	}
-	seq0 := l.takeSeqs(len(entries))
+	seq0, err := l.takeSeqs(len(entries))
+	if err != nil {
+		return 0, err
+	}
 	off0 := l.tail
 	off := off0
-	var err error
+	last := len(entries) - 1
 	for i, p := range entries {
 		if err = l.skipTo(off); err != nil {
 			break
@@ -298,11 +339,11 @@ func (l *Log) appendBatch(entries [][]byte, need int) (uint64, error) {
 		seq := seq0 + uint64(i)
 		switch l.format {
 		case PopLog:
-			err = l.writePop(seq, p)
+			err = l.writePop(seq, p, i < last)
 		case RAWL:
-			err = l.writeRAWL(seq, p)
+			err = l.writeRAWL(seq, p, i < last)
 		case Classic:
-			err = l.writeClassic(seq, p)
+			_, err = l.writeClassic(seq, p, i < last)
 		}
 		if err != nil {
 			break
@@ -324,11 +365,11 @@ func (l *Log) appendBatch(entries [][]byte, need int) (uint64, error) {
 			break
 		}
 		pos := off0
-		for i, p := range entries {
-			n := len(p)
-			c := pos + l.format.footprint(n) - 8 - l.eLo
-			binary.LittleEndian.PutUint64(l.stage[c:], classicCommit(n, seq0+uint64(i)))
-			pos = l.alignUp(pos + l.format.footprint(n))
+		for _, p := range entries {
+			fp := l.format.footprint(len(p))
+			w0 := binary.LittleEndian.Uint64(l.stage[pos-l.eLo:])
+			binary.LittleEndian.PutUint64(l.stage[pos+fp-8-l.eLo:], classicCommit(w0))
+			pos = l.alignUp(pos + fp)
 		}
 		if err = l.r.Copy(l.mem[l.eLo:l.eLo+m], l.stage[:m], persist.NonTemporal); err == nil {
 			l.keepLast(end, t)
@@ -338,20 +379,22 @@ func (l *Log) appendBatch(entries [][]byte, need int) (uint64, error) {
 		if err == nil && l.format == Classic {
 			// A batch longer than the stage: the commit words in the last
 			// line go into the staged copy of that line, the others are
-			// stored and flushed; one fence for all.
+			// stored and flushed; one fence for all. Each commit word
+			// repeats its entry's first word, durable since barrier 1.
 			pos := off0
-			for i, p := range entries {
-				n := len(p)
-				c := pos + l.format.footprint(n) - 8
+			for _, p := range entries {
+				fp := l.format.footprint(len(p))
+				c := pos + fp - 8
+				w0 := binary.LittleEndian.Uint64(l.mem[pos:])
 				if c >= l.lastLine {
-					l.stageCommit(c, n, seq0+uint64(i))
+					l.stageCommit(c, w0)
 				} else {
-					persist.Store64(l.mem[c:], classicCommit(n, seq0+uint64(i)))
+					persist.Store64(l.mem[c:], classicCommit(w0))
 					if err = l.r.Flush(l.mem[c : c+8]); err != nil {
 						break
 					}
 				}
-				pos = l.alignUp(pos + l.format.footprint(n))
+				pos = l.alignUp(pos + fp)
 			}
 			if err == nil {
 				err = l.commitLastLine()
@@ -372,14 +415,10 @@ func (l *Log) appendBatch(entries [][]byte, need int) (uint64, error) {
 	return seq0, nil
 }
 
-// stageCommit puts a Classic commit word into the staged last line.
-func (l *Log) stageCommit(at, n int, seq uint64) {
-	i := at - l.lastLine
-	_ = l.stage[i+7]
-	c := classicCommit(n, seq)
-	for k := range 8 {
-		l.stage[i+k] = byte(c >> (8 * k))
-	}
+// stageCommit puts the commit word of the Classic entry whose first word
+// is w0 into the staged last line.
+func (l *Log) stageCommit(at int, w0 uint64) {
+	binary.LittleEndian.PutUint64(l.stage[at-l.lastLine:], classicCommit(w0))
 }
 
 // commitLastLine streams the staged last line (with its commit words) and
@@ -407,11 +446,35 @@ func (l *Log) checkEntry(p []byte) error {
 	return nil
 }
 
+// usable returns the reason the log cannot be written, or nil: in the
+// common case after a few loads, without calls.
 func (l *Log) usable() error {
-	if l.closed {
-		return ErrClosed
+	if l.closed || l.err != nil || l.r.Writable() != nil || unsafe.SliceData(l.r.Bytes()) != unsafe.SliceData(l.mem) {
+		return l.unusable()
 	}
-	return l.err
+	return nil
+}
+
+func (l *Log) unusable() error {
+	switch {
+	case l.closed:
+		return ErrClosed
+	case l.err != nil:
+		return l.err
+	}
+	return l.regionOK(l.r.Writable())
+}
+
+// regionOK checks the region under the log: err is what Writable or
+// Readable said.
+func (l *Log) regionOK(err error) error {
+	if err != nil {
+		return fmt.Errorf("walog: the log's region: %w", err)
+	}
+	if unsafe.SliceData(l.r.Bytes()) != unsafe.SliceData(l.mem) {
+		return fmt.Errorf("%w: the log's region was grown or remapped under it: open the log again", ErrInvalid)
+	}
+	return nil
 }
 
 // fail makes a write error sticky: after a failed write the stage and the
@@ -424,13 +487,20 @@ func (l *Log) fail(err error) error {
 }
 
 // takeSeqs hands out k consecutive sequence numbers.
-func (l *Log) takeSeqs(k int) uint64 {
+func (l *Log) takeSeqs(k int) (uint64, error) {
+	var s uint64
 	if l.set != nil {
-		return l.set.next.Add(uint64(k)) - uint64(k)
+		s = l.set.next.Add(uint64(k)) - uint64(k)
+	} else {
+		s = l.next
 	}
-	s := l.next
-	l.next += uint64(k)
-	return s
+	if s+uint64(k) > maxSeq {
+		return 0, fmt.Errorf("%w: the log has used up its sequence numbers (%d)", ErrFull, uint64(maxSeq))
+	}
+	if l.set == nil {
+		l.next += uint64(k)
+	}
+	return s, nil
 }
 
 // nextSeq is the sequence number the next append would get.
@@ -480,18 +550,24 @@ func (l *Log) advance(to int) error {
 			return err
 		}
 	}
-	if err := l.storeHeader(offHi, uint64(hi-l.base)); err != nil {
+	if err := l.storeWord(offHi, uint64(hi-l.base)); err != nil {
 		return err
 	}
 	l.hi = hi
 	return nil
 }
 
-// storeHeader writes one changing word of the header with a failure-atomic
-// store and persists it.
-func (l *Log) storeHeader(off int, v uint64) error {
+// storeWord writes one changing word of the header, a checked word, with a
+// failure-atomic store and persists it.
+func (l *Log) storeWord(off int, v uint64) error {
+	return l.storeRaw(off, checkedWord(v))
+}
+
+// storeRaw writes the header word at off with a failure-atomic store and
+// persists it.
+func (l *Log) storeRaw(off int, w uint64) error {
 	b := l.mem[l.base+off : l.base+off+8]
-	persist.Store64(b, v)
+	persist.Store64(b, w)
 	return l.r.Persist(b)
 }
 
@@ -521,15 +597,24 @@ func (l *Log) reset() error {
 		return nil
 	}
 	floor := l.nextSeq()
-	if err := l.storeHeader(offFloor, floor); err != nil {
+	if err := l.storeWord(offFloor, floor); err != nil {
 		return err
 	}
 	l.floor = floor
-	return l.cleanup()
+	return l.cleanup(l.tail)
 }
 
-// cleanup empties a log whose entries are all below the floor.
-func (l *Log) cleanup() error {
+// cleanup empties a log whose entries are all below the floor. What it
+// leaves half done at a crash lies in the dirty range it records first
+// (the used part of the log), so that Open takes it for leftovers, not
+// for damage. For RAWL, every word below from must carry the current
+// validity bit when it flips the sense: true of the log's own entries and
+// gaps below the tail; recovery, which cannot vouch for what it found,
+// passes the start of the log, and every block is checked.
+func (l *Log) cleanup(from int) error {
+	if err := l.setDirty(l.start, max(l.hi, l.tail)); err != nil {
+		return err
+	}
 	switch {
 	case l.format.zeroed():
 		// Zero the first chunk, then lower the prepared end to it: the
@@ -539,7 +624,7 @@ func (l *Log) cleanup() error {
 		if err := l.zeroAhead(l.start, z); err != nil {
 			return err
 		}
-		if err := l.storeHeader(offHi, uint64(z-l.base)); err != nil {
+		if err := l.storeWord(offHi, uint64(z-l.base)); err != nil {
 			return err
 		}
 		l.hi = z
@@ -550,14 +635,14 @@ func (l *Log) cleanup() error {
 		// fill would leave words of the pass before valid again. Then, in
 		// a barrier of its own, lower the prepared end: lowered in the old
 		// pass, it would leave valid-looking words beyond it.
-		if _, err := l.rewrite(l.tail, l.end, ^l.clean, l.isValidSense); err != nil {
+		if _, err := l.rewrite(min(from, l.tail), l.end, ^l.clean, l.isValidSense); err != nil {
 			return err
 		}
-		if err := l.storeHeader(offPass, l.pass+1); err != nil {
+		if err := l.storeWord(offPass, l.pass+1); err != nil {
 			return err
 		}
 		l.setPass(l.pass + 1)
-		if err := l.storeHeader(offHi, HeaderSize); err != nil {
+		if err := l.storeWord(offHi, HeaderSize); err != nil {
 			return err
 		}
 		l.hi = l.start
@@ -566,6 +651,9 @@ func (l *Log) cleanup() error {
 		if _, err := l.scrub(l.start, l.hi); err != nil {
 			return err
 		}
+	}
+	if err := l.clearDirty(); err != nil {
+		return err
 	}
 	l.tail, l.count = l.start, 0
 	l.loadMirror(l.start)
@@ -576,7 +664,9 @@ func (l *Log) cleanup() error {
 // Truncate discards the entries with sequence numbers seq and above,
 // keeping those before; the next Append of a standalone log gets the
 // first discarded number. When it returns nil the entries are gone for
-// good; a crash during Truncate leaves them all or none of them.
+// good; a crash during Truncate leaves them all or none of them. An entry
+// that no longer passes its check (damage since Open) is an error
+// wrapping ErrCorrupt.
 func (l *Log) Truncate(seq uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -589,26 +679,32 @@ func (l *Log) Truncate(seq uint64) error {
 	off, kept := l.start, 0
 	var cut, prev uint64
 	for off < l.tail {
-		n, s, fp, err := l.decode(off, l.tail)
+		e, err := l.decode(off, l.tail)
 		if err != nil {
-			return l.fail(fmt.Errorf("walog: truncate: entry %d of the log no longer decodes: %w", kept, err))
+			return fmt.Errorf("walog: truncate: entry %d of the log no longer passes its check: %w", kept, err)
 		}
-		_ = n
-		if s >= seq {
-			cut = s
+		if e.seq >= seq {
+			cut = e.seq
 			break
 		}
-		prev = s
-		off = l.alignUp(off + fp)
+		prev = e.seq
+		off = l.alignUp(off + e.fp)
 		kept++
 	}
-	// The commit: one clean word where the first discarded entry starts
-	// ends the log there. Then the rest of the discarded bytes go clean.
+	// Record the discarded bytes as the dirty range, then the commit: one
+	// clean word where the first discarded entry starts ends the log
+	// there. Then the rest of the discarded bytes go clean.
+	if err := l.setDirty(off, l.tail); err != nil {
+		return l.fail(err)
+	}
 	persist.Store64(l.mem[off:], l.cleanWord())
 	if err := l.r.Persist(l.mem[off : off+8]); err != nil {
 		return l.fail(err)
 	}
 	if _, err := l.scrub(off+8, l.tail); err != nil {
+		return l.fail(err)
+	}
+	if err := l.clearDirty(); err != nil {
 		return l.fail(err)
 	}
 	l.tail, l.count, l.last = off, kept, prev
@@ -620,8 +716,9 @@ func (l *Log) Truncate(seq uint64) error {
 	return nil
 }
 
-// Close closes the log; the region stays open. Everything appended is
-// durable already. A second Close returns ErrClosed.
+// Close closes the log; the region stays open (close the log first, then
+// the region). Everything appended is durable already. A second Close
+// returns ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -660,7 +757,8 @@ func (l *Log) Stats() Stats {
 	s := Stats{
 		Format: l.format, Entries: l.count, NextSeq: l.nextSeq(),
 		Used: l.tail - l.start, Capacity: l.end - l.start,
-		MaxEntry: l.maxEntry, Align: l.alignMask + 1, Pass: l.pass, Wraps: l.wraps,
+		MaxEntry: l.maxEntry, Align: l.alignMask + 1, MaxBatch: l.maxBatch,
+		Checksum: !l.noChecksum, Pass: l.pass, Wraps: l.wraps,
 	}
 	if l.count > 0 {
 		s.FirstSeq = l.first

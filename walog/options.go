@@ -22,6 +22,11 @@ const (
 	DefaultMaxEntry = 64 << 10
 	// DefaultChunk is Options.Chunk when left 0.
 	DefaultChunk = 1 << 20
+	// DefaultMaxBatch is Options.MaxBatch when left 0 (raised to one
+	// entry of MaxEntry when that is larger, lowered to the log's size).
+	DefaultMaxBatch = 256 << 10
+	// MaxBatchLimit is the largest MaxBatch a log can be created with.
+	MaxBatchLimit = 1 << 30
 )
 
 // Options configure Create, Open and the sets. A nil *Options means the
@@ -46,6 +51,28 @@ type Options struct {
 	// (entries never share a cache line) or 256 (every append starts a
 	// new Optane block, which helps real PMem at the cost of space).
 	Align int
+	// MaxBatch is the most bytes of the log one AppendBatch may occupy
+	// (entries with their headers, padding and alignment); a larger batch
+	// is ErrTooLarge. 0 means DefaultMaxBatch. It is at least one entry of
+	// MaxEntry, at most the log. It bounds how far past the last valid
+	// entry an interrupted append can have written, which is what lets
+	// Open tell a torn tail from corruption (see Open): smaller is
+	// stricter.
+	MaxBatch int
+	// NoChecksum creates a log whose entries carry no CRC-32C: the
+	// paper's raw formats, for measuring what the checksum costs. Such a
+	// log detects torn writes (popcount, validity bits, commit word) but
+	// only some corruption: a bit flipped in an entry that still passes
+	// its torn-write check is returned as data. Recorded in the header;
+	// Open ignores the option.
+	NoChecksum bool
+	// Salvage lets Open (and OpenSet) recover a log whose entries are
+	// corrupt: instead of failing with ErrCorrupt, it keeps the entries
+	// before the first bad one and discards everything after it, as if a
+	// crash had torn it, and says so in Report (Salvaged, Stop). Entries
+	// after the bad one may have been acknowledged: use it when losing
+	// them is better than not opening the log. Create ignores it.
+	Salvage bool
 	// Chunk is how many bytes the log prepares at a time ahead of its
 	// tail: PopLog and Classic zero them, and every format records the
 	// prepared end in the header (one extra barrier per chunk), which
@@ -81,6 +108,10 @@ const (
 	// variantNoScrub skips rewriting clean what lies past the recovered
 	// tail: a torn append's leftovers stay for the next append to land on.
 	variantNoScrub
+	// variantNarrowBound bounds what an interrupted append can have
+	// written by one entry, ignoring batches: Open then takes the torn
+	// tail of a batch for corruption.
+	variantNarrowBound
 )
 
 // Validate reports the first problem with the options that does not
@@ -104,6 +135,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Align %d: want 8, 64 or 256", ErrInvalid, o.Align)
 	case o.Chunk < 0:
 		return fmt.Errorf("%w: Chunk %d is negative", ErrInvalid, o.Chunk)
+	case o.MaxBatch < 0 || o.MaxBatch > MaxBatchLimit:
+		return fmt.Errorf("%w: MaxBatch %d: want 1..%d (0 for the default)", ErrInvalid, o.MaxBatch, MaxBatchLimit)
 	case o.Checkpoint != nil && !o.Wrap:
 		return fmt.Errorf("%w: Checkpoint without Wrap would never be called", ErrInvalid)
 	}
@@ -113,21 +146,27 @@ func (o *Options) Validate() error {
 // geometry is where a log lives and how its entries are laid out: what
 // Create writes into the header and Open reads back.
 type geometry struct {
-	format   Format
-	base     int // offset of the header in the region
-	size     int // bytes of the area, header included
-	maxEntry int
-	align    int
+	format     Format
+	base       int // offset of the header in the region
+	size       int // bytes of the area, header included
+	maxEntry   int
+	maxBatch   int
+	align      int
+	noChecksum bool
 }
 
 func (g geometry) start() int { return g.base + HeaderSize }
 func (g geometry) end() int   { return g.base + g.size }
 
-// checkRegion rejects regions a log cannot live in: nil, and memory that
-// is not 8-byte aligned (its 8-byte stores would not be failure-atomic).
+// checkRegion rejects regions a log cannot live in: nil, closed, and
+// memory that is not 8-byte aligned (its 8-byte stores would not be
+// failure-atomic).
 func checkRegion(r *persist.Region) error {
 	if r == nil {
 		return fmt.Errorf("%w: nil region", ErrInvalid)
+	}
+	if err := r.Readable(); err != nil {
+		return fmt.Errorf("walog: the log's region: %w", err)
 	}
 	if b := r.Bytes(); len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))&7 != 0 {
 		return fmt.Errorf("%w: the region's memory is not 8-byte aligned", ErrInvalid)
@@ -140,7 +179,10 @@ func createGeometry(r *persist.Region, o *Options, off, size int) (geometry, err
 	if err := checkRegion(r); err != nil {
 		return geometry{}, err
 	}
-	g := geometry{format: o.Format, base: off, size: size, maxEntry: o.MaxEntry, align: o.Align}
+	if err := r.Writable(); err != nil {
+		return geometry{}, fmt.Errorf("walog: cannot create a log in this region: %w", err)
+	}
+	g := geometry{format: o.Format, base: off, size: size, maxEntry: o.MaxEntry, align: o.Align, noChecksum: o.NoChecksum}
 	if g.format == 0 {
 		g.format = PopLog
 	}
@@ -167,6 +209,15 @@ func createGeometry(r *persist.Region, o *Options, off, size int) (geometry, err
 		g.maxEntry = min(DefaultMaxEntry, fit)
 	case g.maxEntry > fit:
 		return g, fmt.Errorf("%w: MaxEntry %d does not fit in a %s log of %d bytes (at most %d)", ErrInvalid, g.maxEntry, g.format, g.size, fit)
+	}
+	one := g.format.footprint(g.maxEntry)
+	switch g.maxBatch = o.MaxBatch; {
+	case g.maxBatch == 0:
+		g.maxBatch = min(max(DefaultMaxBatch, one), body)
+	case g.maxBatch < one:
+		return g, fmt.Errorf("%w: MaxBatch %d is less than one entry of MaxEntry %d (%d bytes in a %s log)", ErrInvalid, g.maxBatch, g.maxEntry, one, g.format)
+	case g.maxBatch > body:
+		return g, fmt.Errorf("%w: MaxBatch %d exceeds the log's %d bytes for entries", ErrInvalid, g.maxBatch, body)
 	}
 	return g, nil
 }

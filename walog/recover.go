@@ -4,26 +4,39 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/braid-pm/braid/persist"
 )
 
 // Report is what Open (or OpenSet, per member) found and repaired.
 type Report struct {
-	Format   Format
-	Entries  int    // valid entries recovered
-	FirstSeq uint64 // sequence number of the first (0 when none)
-	NextSeq  uint64 // the sequence number the next append gets
-	Tail     int    // region offset where the next entry goes
+	Format Format
+	// Member is the log's index in its set and Members the set's size;
+	// for a standalone log Member is -1 and Members 0. The sequence
+	// numbers of a member are the set's: they grow along the member, and
+	// the other members hold the numbers in between.
+	Member, Members int
+	Entries         int    // valid entries recovered
+	FirstSeq        uint64 // sequence number of the first (0 when none)
+	LastSeq         uint64 // and of the last (0 when none)
+	// NextSeq is the sequence number the next append gets (for a set
+	// member: the next append to any member of the set).
+	NextSeq uint64
+	Tail    int // region offset where the next entry goes
 	// Stop is why the valid prefix ended, when it ended at an entry that
-	// failed its check — a popcount mismatch, a validity bit of the wrong
-	// sense, a missing commit word, an impossible length — rather than at
-	// clean bytes. It wraps ErrCorrupt (and so persist.ErrCorrupt). After
-	// a crash it describes the entry that was being appended; the entry
-	// and everything after it were dropped.
+	// failed its check rather than at clean bytes. It wraps ErrCorrupt
+	// (and so persist.ErrCorrupt). Without Salvaged, the entry has the
+	// shape of an append torn by a crash — Open fails on anything else —
+	// and it and everything after it were dropped: they had not been
+	// acknowledged. With Salvaged, Stop is the corruption that was cut off.
 	Stop error
 	// StopOffset is the region offset of that entry.
 	StopOffset int
+	// Salvaged is set when Options.Salvage let Open recover a corrupt log:
+	// everything from StopOffset on was discarded, acknowledged entries
+	// possibly among it.
+	Salvaged bool
 	// Scrubbed is the number of bytes past the tail that held something
 	// other than clean free space and were rewritten clean (zeroed, or for
 	// RAWL invalidated) before the log accepts appends again.
@@ -34,30 +47,51 @@ type Report struct {
 }
 
 func (r Report) String() string {
-	s := fmt.Sprintf("%s log: %d entries", r.Format, r.Entries)
-	if r.Entries > 0 {
-		s += fmt.Sprintf(" (seq %d..%d)", r.FirstSeq, r.NextSeq-1)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s log", r.Format)
+	if r.Members > 0 {
+		fmt.Fprintf(&b, " (set member %d of %d)", r.Member, r.Members)
 	}
-	s += fmt.Sprintf(", tail at %d, next seq %d", r.Tail, r.NextSeq)
+	fmt.Fprintf(&b, ": %d entries", r.Entries)
+	switch {
+	case r.Entries == 0:
+	case r.Members > 0:
+		fmt.Fprintf(&b, " (set-wide seq %d to %d; other members hold numbers between)", r.FirstSeq, r.LastSeq)
+	default:
+		fmt.Fprintf(&b, " (seq %d..%d)", r.FirstSeq, r.LastSeq)
+	}
+	fmt.Fprintf(&b, ", tail at %d, next seq %d", r.Tail, r.NextSeq)
+	if r.Members > 0 {
+		b.WriteString(" (set-wide)")
+	}
 	if r.Discarded > 0 {
-		s += fmt.Sprintf(", completed an interrupted reset (%d entries discarded)", r.Discarded)
+		fmt.Fprintf(&b, ", completed an interrupted reset (%d entries discarded)", r.Discarded)
 	}
-	if r.Stop != nil {
-		s += fmt.Sprintf(", stopped at offset %d: %v", r.StopOffset, r.Stop)
+	switch {
+	case r.Salvaged:
+		fmt.Fprintf(&b, ", SALVAGED: discarded everything from offset %d: %v", r.StopOffset, r.Stop)
+	case r.Stop != nil:
+		fmt.Fprintf(&b, ", dropped a torn append at offset %d: %v", r.StopOffset, r.Stop)
 	}
 	if r.Scrubbed > 0 {
-		s += fmt.Sprintf(", %d bytes past the tail made clean", r.Scrubbed)
+		fmt.Fprintf(&b, ", %d bytes past the tail made clean", r.Scrubbed)
 	}
-	return s
+	return b.String()
 }
 
-// decode checks the entry at off, which must end by limit, and returns
-// its data length, sequence number and footprint. At clean bytes it
-// returns errEnd; for an entry that fails its check, an error wrapping
-// ErrCorrupt.
-func (l *Log) decode(off, limit int) (int, uint64, int, error) {
-	if off+8 > limit {
-		return 0, 0, 0, errEnd
+// ent is a decoded entry header.
+type ent struct {
+	n, fp int // data bytes, footprint
+	seq   uint64
+	more  bool // another entry of the same AppendBatch follows
+}
+
+// decode checks the entry at off, which must end by limit. At clean bytes
+// it returns errEnd; for an entry that fails its check, an error wrapping
+// ErrCorrupt (the fields it could read are set).
+func (l *Log) decode(off, limit int) (ent, error) {
+	if off+entryHeader > limit {
+		return ent{}, errEnd
 	}
 	switch l.format {
 	case PopLog:
@@ -68,16 +102,20 @@ func (l *Log) decode(off, limit int) (int, uint64, int, error) {
 	return l.decodeClassic(off, limit)
 }
 
-// checkLen checks the length field of the entry at off.
-func (l *Log) checkLen(off, limit, n int) (int, error) {
-	if n < 1 || n > l.maxEntry {
-		return 0, fmt.Errorf("%w: %s entry at offset %d: length %d outside 1..%d", ErrCorrupt, l.format, off, n, l.maxEntry)
+// checkLen checks the length field lf of the entry at off.
+func (l *Log) checkLen(off, limit int, lf uint32) (ent, error) {
+	if lf&lenReserved != 0 {
+		return ent{}, fmt.Errorf("%w: %s entry at offset %d: length field %#x has reserved bits set", ErrCorrupt, l.format, off, lf)
 	}
-	fp := l.format.footprint(n)
-	if fp > limit-off {
-		return 0, fmt.Errorf("%w: %s entry at offset %d: %d bytes run past the prepared end %d", ErrCorrupt, l.format, off, fp, limit)
+	e := ent{n: int(lf & lenMask), more: lf&moreFlag != 0}
+	if e.n < 1 || e.n > l.maxEntry {
+		return e, fmt.Errorf("%w: %s entry at offset %d: length %d outside 1..%d", ErrCorrupt, l.format, off, e.n, l.maxEntry)
 	}
-	return fp, nil
+	e.fp = l.format.footprint(e.n)
+	if e.fp > limit-off {
+		return e, fmt.Errorf("%w: %s entry at offset %d: %d bytes run past the prepared end %d", ErrCorrupt, l.format, off, e.fp, limit)
+	}
+	return e, nil
 }
 
 // data returns the data of the valid entry at off (n bytes), appended to
@@ -89,63 +127,370 @@ func (l *Log) data(off, n int, dst []byte) ([]byte, error) {
 	return append(dst[:0], l.mem[off+entryHeader:off+entryHeader+n]...), nil
 }
 
-// recover scans the log from the start, completes an interrupted reset and
-// scrubs what lies past the valid entries. extFloor is a set's floor.
-func (l *Log) recover(extFloor uint64) error {
-	rep := Report{Format: l.format}
-	floor := max(l.floor, extFloor)
+// seqFollows reports whether seq may follow the last of count entries.
+// Along a standalone log the numbers are consecutive (Truncate hands the
+// discarded ones out again); along a set member they grow, with gaps.
+func (l *Log) seqFollows(count int, last, seq uint64) bool {
+	switch {
+	case seq == 0 || seq >= maxSeq:
+		return false
+	case count == 0:
+		return true
+	case l.set != nil:
+		return seq > last
+	}
+	return seq == last+1
+}
+
+// scan is what the walk over the entries found.
+type scan struct {
+	end         int // where the valid entries end
+	count       int
+	first, last uint64
+	lastMore    bool  // the last valid entry has the more flag
+	stop        error // the failed check of the entry at end; nil at clean bytes
+	order       bool  // stop is a sequence number out of order
+}
+
+// scan walks the valid entries from the start of the log.
+func (l *Log) scan() scan {
+	var s scan
 	off := l.start
-	count := 0
-	var first, last uint64
 	for off < l.hi {
-		_, seq, fp, err := l.decode(off, l.hi)
+		e, err := l.decode(off, l.hi)
+		if err == nil && !l.seqFollows(s.count, s.last, e.seq) {
+			err = fmt.Errorf("%w: %s entry at offset %d: sequence number %d after %d", ErrCorrupt, l.format, off, e.seq, s.last)
+			s.order = true
+		}
 		if err != nil {
 			if !errors.Is(err, errEnd) {
-				rep.Stop, rep.StopOffset = err, off
+				s.stop = err
 			}
 			break
 		}
-		if count == 0 {
-			first = seq
+		if s.count == 0 {
+			s.first = e.seq
 		}
-		last = seq
-		count++
-		off = l.alignUp(off + fp)
+		s.last, s.lastMore = e.seq, e.more
+		s.count++
+		off = l.alignUp(off + e.fp)
 	}
-	l.tail = off
-	l.count = count
-	if count > 0 && first < floor {
+	s.end = off
+	return s
+}
+
+// recover scans the log from the start, decides whether what ends the
+// valid entries is a crash's doing or corruption, completes an
+// interrupted reset and scrubs what lies past the valid entries.
+// extFloor is a set's floor.
+//
+// Where the valid entries end, a crash can have left only the leftovers
+// of the one operation it interrupted:
+//
+//   - An Append or AppendBatch writes from the tail, at most MaxBatch
+//     bytes and the alignment gap after them. Every word it writes is
+//     either what it wrote or what was there before — clean free space —
+//     so a failed entry of it is torn in a way the format can tell from
+//     bits flipped in place (tornPop, tornClassic, tornRAWL). When the
+//     entry before the end has the more flag, the end lies inside a batch
+//     and its leftovers reach MaxBatch further at most; when not, the end
+//     is where the interrupted append began, and if its first word is
+//     there, its length and more flag say how far it wrote.
+//   - Reset, Truncate and a salvaging Open record the range they leave
+//     leftovers in (the header's dirty range) before they begin, and
+//     clear it when the leftovers are gone.
+//
+// So the end is a crash's doing when the entry that ends the log (if one
+// does) has a torn shape, every word past the reach of the interrupted
+// operation is clean, and within the reach no two valid entries in a row,
+// the first closing its append (no more flag), show that an append began
+// after the interrupted one (checksummed logs only: only a checksum makes
+// such a find trustworthy). Anything else is corruption: Open fails with
+// ErrCorrupt and writes nothing, unless Options.Salvage asks to cut the
+// log there.
+func (l *Log) recover(extFloor uint64, salvage bool) error {
+	rep := Report{Format: l.format, Member: l.Member()}
+	if l.set != nil {
+		rep.Members = len(l.set.logs)
+	}
+	floor := max(l.floor, extFloor)
+	s := l.scan()
+	l.tail = s.end
+	canWrite := l.r.Writable()
+	mustWrite := func(why string) error {
+		if canWrite == nil {
+			return nil
+		}
+		return fmt.Errorf("walog: %s log at offset %d: recovery must %s, and the region cannot be written: %w", l.format, l.base, why, canWrite)
+	}
+	count := s.count
+	if count > 0 && s.first < floor {
 		// A reset was committed (the floor is above the entries) but not
 		// finished: finish it. Entries of one log are never on both sides
-		// of the floor, so the first decides.
+		// of the floor.
+		if s.last >= floor {
+			err := l.corruption(s, fmt.Sprintf("entries %d to %d straddle the log's floor %d", s.first, s.last, floor))
+			if !salvage {
+				return err
+			}
+			rep.Stop, rep.StopOffset, rep.Salvaged = err, l.start, true
+		}
+		if err := mustWrite("complete an interrupted reset"); err != nil {
+			return err
+		}
 		rep.Discarded = count
 		if floor > l.floor {
-			if err := l.storeHeader(offFloor, floor); err != nil {
+			if err := l.storeWord(offFloor, floor); err != nil {
 				return err
 			}
 			l.floor = floor
 		}
-		if err := l.cleanup(); err != nil {
+		if err := l.cleanup(l.start); err != nil {
 			return err
 		}
 		count = 0
-	} else if l.variant != variantNoScrub {
-		n, err := l.scrub(l.tail, l.hi)
-		if err != nil {
-			return err
+	} else {
+		if s.stop != nil {
+			rep.Stop, rep.StopOffset = s.stop, s.end
 		}
-		rep.Scrubbed = n
+		if err := l.judge(s, floor); err != nil {
+			if !salvage {
+				return err
+			}
+			rep.Stop, rep.StopOffset, rep.Salvaged = err, s.end, true
+		}
+		pending := l.dirtyFrom != 0 || l.dirtyTo != 0
+		if pending || rep.Salvaged || l.firstDirty(l.tail, l.hi) >= 0 {
+			if err := mustWrite("clean the bytes past the end of the log"); err != nil {
+				return err
+			}
+			if rep.Salvaged {
+				if err := l.setDirty(l.tail, l.hi); err != nil {
+					return err
+				}
+			}
+			if l.variant != variantNoScrub {
+				n, err := l.scrub(l.tail, l.hi)
+				if err != nil {
+					return err
+				}
+				rep.Scrubbed = n
+			}
+			if pending || rep.Salvaged {
+				if err := l.clearDirty(); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	l.floor = floor
-	l.count, l.first, l.last = count, first, last
+	l.count, l.first, l.last = count, s.first, s.last
 	l.next = floor
 	if count > 0 {
-		l.next = max(floor, last+1)
-		rep.FirstSeq = first
+		l.next = max(floor, s.last+1)
+		rep.FirstSeq, rep.LastSeq = s.first, s.last
 	}
 	l.loadMirror(l.tail)
 	rep.Entries, rep.Tail, rep.NextSeq = count, l.tail, l.next
 	l.report = rep
+	return nil
+}
+
+// judge returns nil when the end of the valid entries, s, is what a crash
+// can leave (see recover), and an error wrapping ErrCorrupt otherwise.
+func (l *Log) judge(s scan, floor uint64) error {
+	end := s.end
+	permitted := l.dirtyFrom != 0 && l.dirtyTo != 0 && end >= l.dirtyFrom
+	if s.stop != nil && !permitted && (s.order || !l.torn(end)) {
+		return l.corruption(s, fmt.Sprintf("%s; a crash does not leave an entry like that", bare(s.stop)))
+	}
+	if s.stop == nil && !permitted && l.format == RAWL && l.rawlFlippedHead(end, func(seq uint64) bool {
+		return l.seqFollows(s.count, s.last, seq) && (s.count > 0 || seq >= floor)
+	}) {
+		return l.corruption(s, fmt.Sprintf("rawl entry at offset %d is complete but the validity bit of its first word is flipped", end))
+	}
+	reach := l.reach(s)
+	if permitted {
+		reach = max(reach, l.dirtyTo)
+	}
+	what := fmt.Sprintf("the log ends at offset %d (clean bytes)", end)
+	if s.stop != nil {
+		what = fmt.Sprintf("the log ends at offset %d (%s)", end, bare(s.stop))
+	}
+	if x := l.firstDirty(reach, l.hi); x >= 0 {
+		return l.corruption(s, fmt.Sprintf("%s, but the word at offset %d is not clean free space, and it lies past offset %d, the furthest the append a crash may have interrupted could have written: data follows the damage", what, x, reach))
+	}
+	if !permitted && (s.stop != nil || l.firstDirty(end, reach) >= 0) {
+		if x, seq := l.laterAppend(s, floor, reach); x >= 0 {
+			return l.corruption(s, fmt.Sprintf("%s, but the entry at offset %d (seq %d) was written by an append after the one a crash may have interrupted: data follows the damage", what, x, seq))
+		}
+	}
+	return nil
+}
+
+// laterAppend looks past s.end, below lim, for entries that an append
+// after the one a crash may have interrupted wrote, and returns the offset
+// and sequence number of the first it finds, or -1.
+//
+// When the interrupted append is known to be a single entry at s.end (its
+// first word is there, without the more flag, and the entry before it
+// closed its own append), any valid entry past it numbered after the
+// valid entries is such an entry. Otherwise the interrupted append may be
+// a batch whose later entries made it whole, and the proof is two valid
+// entries in a row, the first numbered after the valid entries and closing
+// its append (no more flag): the second belongs to a later append. An
+// interrupted append leaves neither: its entries that made it whole are
+// its own, and its last one is followed by clean bytes. (Entry data that
+// happens to hold such entries, checksums and numbers right, would fool
+// it: it runs only on checksummed logs.)
+func (l *Log) laterAppend(s scan, floor uint64, lim int) (int, uint64) {
+	if l.noChecksum {
+		return -1, 0
+	}
+	newer := func(seq uint64) bool {
+		if s.count > 0 {
+			return l.seqFollows(s.count, s.last, seq) || (seq > s.last && seq < maxSeq)
+		}
+		return seq >= floor && seq < maxSeq
+	}
+	single := false
+	if lf, ok := l.lenFieldAt(s.end); ok && lf&moreFlag == 0 && !(s.count > 0 && s.lastMore) {
+		single = true
+	}
+	step := l.alignMask + 1
+	for off := s.end + step; off+entryHeader <= lim; off += step {
+		w1 := binary.LittleEndian.Uint64(l.mem[off+8:])
+		if l.format == RAWL {
+			if w1&1 != l.v {
+				continue
+			}
+			w1 >>= 1
+		}
+		if !newer(w1) {
+			continue // a cheap filter before the checks
+		}
+		e, err := l.decode(off, l.hi)
+		if err != nil || !newer(e.seq) {
+			continue
+		}
+		if single {
+			return off, e.seq
+		}
+		if e.more {
+			continue
+		}
+		next := l.alignUp(off + e.fp)
+		if e2, err := l.decode(next, l.hi); err == nil && l.seqFollows(1, e.seq, e2.seq) {
+			return next, e2.seq
+		}
+	}
+	return -1, 0
+}
+
+// torn reports whether the entry at off, which failed its check, has the
+// shape of an append torn by a crash.
+func (l *Log) torn(off int) bool {
+	switch l.format {
+	case PopLog:
+		return l.tornPop(off)
+	case RAWL:
+		return l.tornRAWL(off)
+	}
+	return l.tornClassic(off)
+}
+
+// reach returns the region offset up to which the operation a crash
+// interrupted can have written, when the valid entries end at s.end.
+func (l *Log) reach(s scan) int {
+	end := s.end
+	wide := end + l.maxBatch + l.alignMask + 1
+	if l.variant == variantNarrowBound {
+		wide = end + l.alignUp(l.format.footprint(l.maxEntry))
+	} else if s.count > 0 && s.lastMore {
+		return l.roundReach(wide) // the end lies inside a batch
+	}
+	// The end is where the interrupted append began: its first word, when
+	// it is there, says how long the entry is and whether more follow.
+	if lf, ok := l.lenFieldAt(end); ok && (lf&moreFlag == 0 || l.variant == variantNarrowBound) {
+		if e, err := l.checkLen(end, l.hi, lf); err == nil {
+			return l.roundReach(end + l.alignUp(e.fp))
+		}
+	}
+	return l.roundReach(wide)
+}
+
+func (l *Log) roundReach(x int) int { return min(l.hi, (x+7)&^7) }
+
+// lenFieldAt returns the length field of the entry at off when its first
+// word is present (not clean).
+func (l *Log) lenFieldAt(off int) (uint32, bool) {
+	if off+8 > l.hi {
+		return 0, false
+	}
+	w0 := binary.LittleEndian.Uint64(l.mem[off:])
+	switch l.format {
+	case RAWL:
+		if w0&1 != l.v || uint32(w0)>>29 != 0 {
+			return 0, false
+		}
+		return rawlLenField(uint32(w0)), true
+	}
+	return uint32(w0), w0 != 0
+}
+
+// corruption is the error of Open for a corrupt log.
+func (l *Log) corruption(s scan, what string) error {
+	kept := "no entry before it is sound"
+	if s.count > 0 {
+		kept = fmt.Sprintf("the %d entries before offset %d (seq %d to %d) are sound", s.count, s.end, s.first, s.last)
+	}
+	return fmt.Errorf("%w: %s log at offset %d: %s; %s. Nothing was changed; Options.Salvage keeps those entries and discards the rest", ErrCorrupt, l.format, l.base, what, kept)
+}
+
+// bare is the message of an error of this package without the corruption
+// marker's prefix.
+func bare(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")
+}
+
+// firstDirty returns the offset of the first word of [from, to) that is
+// not clean free space, or -1.
+func (l *Log) firstDirty(from, to int) int {
+	for off := from; off < to; {
+		next := min(to, (off+HeaderSize)&^(HeaderSize-1))
+		if !l.isClean(l.mem[off:next]) {
+			for ; off < next; off += 8 {
+				if !l.isClean(l.mem[off : off+8]) {
+					return off
+				}
+			}
+		}
+		off = next
+	}
+	return -1
+}
+
+// setDirty records [from, to) (region offsets) as the dirty range: Open
+// accepts anything it finds there past the end of the log.
+func (l *Log) setDirty(from, to int) error {
+	return l.storeDirty(from, to, uint64(from-l.base), uint64(to-l.base))
+}
+
+// clearDirty clears the dirty range once its leftovers are gone.
+func (l *Log) clearDirty() error { return l.storeDirty(0, 0, 0, 0) }
+
+// storeDirty writes both words of the dirty range in one barrier. A crash
+// may let one through without the other: a range with a zero end counts
+// as none (Open clears it). That is safe both ways: the range is set
+// before the leftovers are made and cleared after they are gone.
+func (l *Log) storeDirty(from, to int, a, b uint64) error {
+	h := l.mem[l.base+offDirtyFrom : l.base+offDirtyTo+8]
+	persist.Store64(h, checkedWord(a))
+	persist.Store64(h[8:], checkedWord(b))
+	if err := l.r.Persist(h); err != nil {
+		return err
+	}
+	l.dirtyFrom, l.dirtyTo = from, to
 	return nil
 }
 

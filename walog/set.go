@@ -48,6 +48,9 @@ func Split(r *persist.Region, n int) ([]Part, error) {
 	if r == nil || n < 1 {
 		return nil, fmt.Errorf("%w: split a region into %d parts", ErrInvalid, n)
 	}
+	if err := r.Readable(); err != nil {
+		return nil, fmt.Errorf("walog: split: %w", err)
+	}
 	size := r.Size() / n &^ (HeaderSize - 1)
 	if size < MinSize {
 		return nil, fmt.Errorf("%w: %d parts of a %d-byte region are smaller than a log's minimum %d", ErrInvalid, n, r.Size(), MinSize)
@@ -108,8 +111,9 @@ func CreateSet(parts []Part, opts *Options) (*Set, error) {
 }
 
 // OpenSet opens and recovers the set whose members are at parts, in the
-// order CreateSet was given them. Each member recovers as Open does; a
-// Set.Reset a crash interrupted is completed in every member.
+// order CreateSet was given them. Each member recovers as Open does (a
+// corrupt member fails OpenSet with ErrCorrupt, unless Options.Salvage);
+// a Set.Reset a crash interrupted is completed in every member.
 func OpenSet(parts []Part, opts *Options) (*Set, error) {
 	o, err := setOptions(parts, opts)
 	if err != nil {
@@ -143,7 +147,7 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 	for i, p := range parts {
 		l := newLog(p.Region, o, hs[i])
 		l.set, l.member = s, i
-		if err := l.recover(hs[0].setFloor); err != nil {
+		if err := l.recover(hs[0].setFloor, o.Salvage); err != nil {
 			return nil, fmt.Errorf("set member %d: %w", i, err)
 		}
 		next = max(next, l.next)
@@ -221,7 +225,7 @@ func (s *Set) Reset() error {
 		}
 	}
 	l0 := s.logs[0]
-	if err := l0.storeHeader(offSetFloor, s.next.Load()); err != nil {
+	if err := l0.storeWord(offSetFloor, s.next.Load()); err != nil {
 		return l0.fail(err)
 	}
 	for _, l := range s.logs {
@@ -232,7 +236,8 @@ func (s *Set) Reset() error {
 	return nil
 }
 
-// Close closes every member; the regions stay open.
+// Close closes every member; the regions stay open (close the set first,
+// then the regions).
 func (s *Set) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
