@@ -32,6 +32,8 @@ var benchVariants = []benchVariant{
 	{name: "inplace-unsafe", raw: true},
 	{name: "cow", opts: pagelog.Options{Layout: pagelog.Packed}},
 	{name: "cow-seqpid", opts: pagelog.Options{Layout: pagelog.Packed}, seq: true},
+	{name: "cow-crc", opts: pagelog.Options{Layout: pagelog.Packed, PayloadCRC: true}},
+	{name: "cow-crc-seqpid", opts: pagelog.Options{Layout: pagelog.Packed, PayloadCRC: true}, seq: true},
 	{name: "cow-store64", opts: pagelog.Options{Layout: pagelog.Packed}, store64: true},
 	{name: "cow-fence", opts: pagelog.Options{Layout: pagelog.TwoWord, FenceOnly: true}},
 	{name: "cow-2word", opts: pagelog.Options{Layout: pagelog.TwoWord}},
@@ -201,5 +203,37 @@ func BenchmarkPageWriteParallel(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 		})
+	}
+}
+
+// BenchmarkPageRead measures Read of random pages, one reader: a copy out
+// of the page's current slot, plus the CRC32C check with payload CRCs (and
+// on the Checksum layout).
+func BenchmarkPageRead(b *testing.B) {
+	for _, v := range []benchVariant{
+		{name: "cow", opts: pagelog.Options{Layout: pagelog.Packed}},
+		{name: "cow-crc", opts: pagelog.Options{Layout: pagelog.Packed, PayloadCRC: true}},
+		{name: "checksum", opts: pagelog.Options{Layout: pagelog.Checksum}},
+	} {
+		for _, ps := range []int{4096, 16384} {
+			b.Run(fmt.Sprintf("%s/%d", v.name, ps), func(b *testing.B) {
+				o := v.opts
+				o.PageSize = ps
+				s := benchStore(b, o)
+				n := uint64(s.Pages())
+				buf := make([]byte, ps)
+				x := uint64(0x9e3779b97f4a7c15)
+				b.SetBytes(int64(ps))
+				for b.Loop() {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					if err := s.Read(x%n, buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+			})
+		}
 	}
 }

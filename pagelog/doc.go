@@ -26,31 +26,74 @@
 //     number of spare slots. Close waits for the operations in flight.
 //   - Bad input (a pid out of range, a buffer of the wrong size, a bad
 //     mask, options that do not fit the region) is an error wrapping a
-//     sentinel of this package; persistent bytes that fail a check are
-//     errors wrapping ErrCorrupt, and so persist.ErrCorrupt. Nothing
-//     panics.
+//     sentinel of this package. Nothing panics.
+//   - Regions: Create needs a writable region (else ErrReadOnly, which
+//     wraps persist.ErrReadOnly). Open on a read-only region gives a store
+//     for Read and Check as long as recovery has nothing to write, and
+//     ErrReadOnly otherwise; writes to it are ErrReadOnly. A closed region
+//     is an error wrapping persist.ErrClosed. Close a store before its
+//     region: an operation that starts after the region was closed returns
+//     persist.ErrClosed, but closing the region while one runs unmaps its
+//     memory under it.
+//
+// # Corruption
+//
+// Bytes damaged after they were written (a media error, a stray write) are
+// reported as errors wrapping ErrCorrupt, and so persist.ErrCorrupt, never
+// returned as data:
+//
+//   - The superblock carries a CRC32C. Every word of a copy-on-write slot
+//     header, and the commit word of every micro log, is sealed: 48 bits of
+//     data and a CRC-16 of them in the same 8-byte word, still written with
+//     one failure-atomic store. Every damage of up to 5 bits or confined to
+//     two adjacent bytes of a word is detected, other damage with
+//     probability 1-2^-16. Open decodes every header and checks what a crash
+//     can leave (each page one slot, or two with consecutive versions;
+//     every lane one spare), so a damaged header is an error of Open.
+//   - A committed micro log carries a CRC32C of its header and logged
+//     lines, checked before it is replayed.
+//   - Payloads: with Options.PayloadCRC, a copy-on-write store keeps a
+//     CRC32C of every page version (over the payload and the page id),
+//     written before the header that makes the version current; Read
+//     verifies it, and Open verifies every page (unless Options.SkipScan).
+//     The Checksum layout always does. Without PayloadCRC (the default),
+//     damage to the payload of a copy-on-write store is not detected:
+//     Read returns the damaged bytes. PayloadCRC costs a CRC32C of the
+//     page on every write and read, +40-60% on a 4 KiB page write here
+//     (see the README), which is why it is not the default.
+//   - Checksum layout: a damaged page or home header whose lane's backup
+//     holds the same version is repaired from the backup by Open, as it
+//     would be after a torn write (Recovery().Restored); otherwise it is
+//     an error. A damaged backup is ignored, like one torn by a crash.
 //
 // # Layouts
 //
 // The region holds, in order: the superblock (4 KiB, of which 64 bytes are
 // used: magic, format version, layout, page size, pid bits, page and slot
-// counts, CRC32C), the slot header table, the lanes' micro logs
+// counts, flags, CRC32C), the slot header table, the lanes' micro logs
 // (copy-on-write layouts only), and Slots() page-sized payload slots, each
 // page-aligned relative to the region.
 //
 // Copy-on-write (Packed, TwoWord). There are more slots than pages; each
 // page is current in one slot, and each lane owns one spare. A write copies
-// the page into its lane's spare with streaming stores and fences (barrier
-// 1), then makes that slot current by writing its header: the page id (pid)
-// and a page version number (pvn) one higher than the page's current one.
-// The previous slot of the page becomes the lane's spare. Recovery reads
-// every header and takes, for each page, the slot with the highest pvn.
+// the page into its lane's spare with streaming stores (and, with
+// PayloadCRC, streams the page's CRC word into the spare's header) and
+// fences (barrier 1), then makes that slot current by writing its header:
+// the page id (pid) and a page version number (pvn) one higher than the
+// page's current one. The previous slot of the page becomes the lane's
+// spare. Recovery reads every header and takes, for each page, the slot
+// with the newer version.
 //
-//   - Packed (the default): pid and pvn share one 8-byte word
-//     (pvn<<pidBits | pid), written with one aligned 8-byte streaming store
-//     and a fence (barrier 2): failure-atomic like Store64, and faster here
-//     than Store64 + flush + fence. Safe when only aligned 8-byte stores are
-//     atomic, which is all braid assumes.
+//   - Packed (the default): pid, pvn and the check code share one 8-byte
+//     word, written with one aligned 8-byte streaming store and a fence
+//     (barrier 2): failure-atomic like Store64, and faster here than
+//     Store64 + flush + fence. Safe when only aligned 8-byte stores are
+//     atomic, which is all braid assumes. The pvn has 47-pidBits bits and
+//     counts modulo 2^(47-pidBits), so it never runs out: a page has at
+//     most two slots naming it, one version apart — its current slot and
+//     the one its last write left as its lane's spare. Recovery keeps it
+//     so by giving every slot that holds an old version back to the lane
+//     of its page.
 //   - TwoWord: the paper's header, pid and pvn in two words of one cache
 //     line. The pid must be stored strictly before the pvn: a pvn that
 //     became durable with the slot's previous pid would make this payload
@@ -60,15 +103,18 @@
 //     paper's cheaper variant) it is safe only if cache lines are written
 //     back whole: the crash simulator in line-atomic mode passes it, in the
 //     default word-atomic mode it finds the pvn on the media without the
-//     pid.
+//     pid. TwoWord versions only grow; a page that reaches 2^48-2 of them
+//     gets ErrVersionExhausted.
 //
 // Micro log (WriteLines with few dirty lines, copy-on-write layouts). Each
-// lane has a log: a header (commit word, dirty count, dirty-line mask) and a
-// page-sized data area holding the dirty lines one after the other, in line
-// order (the mask says where each goes). Four barriers: the dirty lines and the mask into the log; the commit word
-// (pid+1); the dirty lines in place into the page's current slot; the
-// commit word back to 0. Recovery replays a committed log (idempotent) and
-// clears it.
+// lane has a log: a header (commit word, the log's CRC32C, dirty count, the
+// page's new CRC word with PayloadCRC, dirty-line mask) and a page-sized
+// data area holding the dirty lines one after the other, in line order
+// (the mask says where each goes). Four barriers: the dirty lines and the
+// header fields into the log; the commit word (sealed pid); the dirty lines
+// (and the CRC word) in place into the page's current slot; the commit
+// word back to 0. Recovery replays a committed log (idempotent) and clears
+// it.
 //
 // Checksum. Page p lives in place in slot p, with a header holding its
 // version (seq) and the CRC32C of pid, seq and payload; slot Pages()+l is
@@ -79,9 +125,4 @@
 // finds the CRC mismatch and copies the backup back. Read verifies the CRC.
 // Each page is written twice, so this layout is slower than copy-on-write
 // (see the README), as the paper found.
-//
-// Page versions. Versions count per page. A Packed header has 64-pidBits
-// bits of version; when a page's version would overflow, its writes fail
-// with ErrVersionExhausted, and Open renumbers all pages once any version
-// has used half of the bits (Recovery().Renumbered).
 package pagelog

@@ -7,15 +7,19 @@ import (
 	"github.com/braid-pm/braid/persist"
 )
 
-// Sentinel errors. Every error of this package wraps one of them, so callers
-// test with errors.Is. Errors about persistent bytes that fail a check also
-// wrap persist.ErrCorrupt, the corruption marker of all braid packages.
+// Sentinel errors. Every error of this package wraps one of them, or one of
+// persist's (persist.ErrClosed for a closed region, and whatever a persist
+// call returned), so callers test with errors.Is. Errors about persistent
+// bytes that fail a check also wrap persist.ErrCorrupt, the corruption
+// marker of all braid packages; errors about a read-only region wrap
+// persist.ErrReadOnly.
 var (
-	// ErrCorrupt marks a store whose persistent bytes fail a check: a torn
-	// or garbled superblock, a slot header naming a page that does not
-	// exist, a page without a slot, a micro log that does not add up, a
-	// checksummed page that no backup can repair. It wraps
-	// persist.ErrCorrupt.
+	// ErrCorrupt marks a store whose persistent bytes fail a check: a
+	// garbled superblock, a slot header or micro-log header that fails its
+	// check code or names a page that does not exist, a page without a
+	// slot, two slots of a page whose versions are not consecutive, a page
+	// whose payload fails its CRC32C (payload CRCs, Checksum layout). It
+	// wraps persist.ErrCorrupt.
 	ErrCorrupt = fmt.Errorf("pagelog: corrupt store: %w", persist.ErrCorrupt)
 	// ErrBadFormat is returned by Open for a region that holds no pagelog
 	// store (wrong magic) or one of an unknown format version.
@@ -34,9 +38,14 @@ var (
 	ErrInvalid = errors.New("pagelog: invalid argument")
 	// ErrClosed is returned by every operation after Close.
 	ErrClosed = errors.New("pagelog: store is closed")
-	// ErrVersionExhausted is returned by a write when the page's version
-	// number has no room left in the packed header. Close and Open the
-	// store again: Open renumbers the versions.
+	// ErrReadOnly is returned for a write to a store whose region is mapped
+	// read-only, by Create on such a region, and by Open when recovery has
+	// to write (a micro log to replay, a torn page to repair, a version to
+	// settle). It wraps persist.ErrReadOnly.
+	ErrReadOnly = fmt.Errorf("pagelog: store is read-only: %w", persist.ErrReadOnly)
+	// ErrVersionExhausted is returned by a write to a TwoWord store when
+	// the page has had 2^48-2 versions (Packed versions wrap and never run
+	// out).
 	ErrVersionExhausted = errors.New("pagelog: page version numbers exhausted")
 )
 

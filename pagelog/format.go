@@ -7,7 +7,7 @@ import (
 	"math/bits"
 )
 
-// The superblock: the first 64 bytes of the region, little-endian.
+// The superblock: the first 64 bytes of the store, little-endian.
 //
 //	@0  magic     u64  "braidPGL"
 //	@8  version   u32  formatVersion
@@ -16,24 +16,32 @@ import (
 //	@20 pidBits   u32  (Packed; 0 otherwise)
 //	@24 pages     u64
 //	@32 slots     u64
-//	@40 reserved  16 bytes, zero
+//	@40 flags     u32  flagPayloadCRC
+//	@44 reserved  12 bytes, zero
 //	@56 crc       u32  CRC32C of bytes [0, 56)
 //	@60 reserved  u32, zero
+//
+// Format 1 (unchecked slot headers) is not read: its headers could not
+// tell a bit flip from a page id.
 const (
 	magic         = 0x4c4750646961_7262 // "braidPGL" little-endian
-	formatVersion = 1
+	formatVersion = 2
 	superUsed     = 64
+
+	flagPayloadCRC = 1 << 0
+	knownFlags     = flagPayloadCRC
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // super is the decoded superblock.
 type super struct {
-	layout   Layout
-	pageSize int
-	pidBits  int
-	pages    int
-	slots    int
+	layout     Layout
+	pageSize   int
+	pidBits    int
+	pages      int
+	slots      int
+	payloadCRC bool
 }
 
 func encodeSuper(b []byte, s super) {
@@ -46,6 +54,9 @@ func encodeSuper(b []byte, s super) {
 	le.PutUint32(b[20:], uint32(s.pidBits))
 	le.PutUint64(b[24:], uint64(s.pages))
 	le.PutUint64(b[32:], uint64(s.slots))
+	if s.payloadCRC {
+		le.PutUint32(b[40:], flagPayloadCRC)
+	}
 	le.PutUint32(b[56:], crc32.Checksum(b[:56], castagnoli))
 }
 
@@ -54,16 +65,36 @@ func decodeSuper(b []byte) (super, error) {
 	var s super
 	le := binary.LittleEndian
 	if m := le.Uint64(b[0:]); m != magic {
+		// A superblock whose CRC holds with the right magic is a damaged
+		// store, not something else.
+		var fixed [56]byte
+		copy(fixed[:], b[:56])
+		le.PutUint64(fixed[:], magic)
+		if crc32.Checksum(fixed[:], castagnoli) == le.Uint32(b[56:]) {
+			return s, corrupt("superblock magic %#016x, want %#016x", m, uint64(magic))
+		}
 		return s, fmt.Errorf("%w: magic %#016x, want %#016x", ErrBadFormat, m, uint64(magic))
 	}
 	if c, want := le.Uint32(b[56:]), crc32.Checksum(b[:56], castagnoli); c != want {
 		return s, corrupt("superblock checksum %#08x, computed %#08x", c, want)
 	}
+	if r := le.Uint32(b[60:]); r != 0 {
+		return s, corrupt("superblock reserved word %#08x, want 0", r)
+	}
 	if v := le.Uint32(b[8:]); v != formatVersion {
 		return s, fmt.Errorf("%w: format version %d, this build reads %d", ErrBadFormat, v, formatVersion)
 	}
+	if f := le.Uint32(b[40:]); f&^knownFlags != 0 {
+		return s, fmt.Errorf("%w: unknown flags %#x", ErrBadFormat, f&^knownFlags)
+	}
+	for i := 44; i < 56; i++ {
+		if b[i] != 0 {
+			return s, corrupt("superblock reserved byte %d is %#02x, want 0", i, b[i])
+		}
+	}
 	l, ps, pb := le.Uint32(b[12:]), le.Uint32(b[16:]), le.Uint32(b[20:])
 	pages, slots := le.Uint64(b[24:]), le.Uint64(b[32:])
+	crcFlag := le.Uint32(b[40:])&flagPayloadCRC != 0
 	switch {
 	case l < uint32(Packed) || l > uint32(Checksum):
 		return s, corrupt("superblock layout %d", l)
@@ -71,8 +102,10 @@ func decodeSuper(b []byte) (super, error) {
 		return s, corrupt("superblock page size %d", ps)
 	case slots == 0 || slots > MaxSlots || pages == 0 || pages >= slots || slots-pages > MaxSpares:
 		return s, corrupt("superblock says %d pages in %d slots", pages, slots)
+	case crcFlag && l == uint32(Checksum):
+		return s, corrupt("superblock: payload-CRC flag on the checksum layout")
 	}
-	s = super{layout: Layout(l), pageSize: int(ps), pidBits: int(pb), pages: int(pages), slots: int(slots)}
+	s = super{layout: Layout(l), pageSize: int(ps), pidBits: int(pb), pages: int(pages), slots: int(slots), payloadCRC: crcFlag}
 	if s.layout == Packed {
 		if pb < uint32(pidBitsFor(s.pages)) || pb > maxPIDBits {
 			return s, corrupt("superblock pid bits %d for %d pages", pb, pages)
@@ -83,19 +116,100 @@ func decodeSuper(b []byte) (super, error) {
 	return s, nil
 }
 
+// Sealed words. Every word of a copy-on-write slot header and the commit
+// word of a micro log is "sealed": 48 bits of data and a 16-bit CRC of
+// them in one 8-byte word, written with one store,
+//
+//	word = data<<16 | crc16(data)
+//
+// so a word is still written failure-atomically, and a word that was
+// damaged after it was written fails its check. The CRC is CRC-16/DNP's
+// polynomial (x^16+x^13+x^12+x^11+x^10+x^8+x^6+x^5+x^2+1, 0x3d65),
+// computed most significant bit first with initial value 0: the code is
+// linear, 0 seals 0, and over these 64-bit words its Hamming distance is 6.
+// A damaged word passes only if the damage is itself a codeword, so it
+// fails for every error of up to 5 bits and for every burst of up to 16
+// bits (any damage confined to one or two adjacent bytes);
+// TestSealDetects enumerates all of these patterns. Other damage passes
+// with probability 2^-16 per word.
+const (
+	sealData = 48
+	dataMask = 1<<sealData - 1
+	// usedBit marks a used slot or a committed log in the data of a
+	// page-id word: a zero word (sealed 0) is an unused slot.
+	usedBit = 1 << (sealData - 1)
+)
+
+// crc16Masks[j] has bit i set when bit j of the CRC of data 1<<i is set:
+// the CRC is linear, so bit j of crc16(d) is the parity of d&crc16Masks[j].
+// Sixteen independent AND+POPCNT instead of a chain of six dependent table
+// look-ups: the write path computes a sealed word on every page write, and
+// a table whose lines were evicted by the page copies cost a chain of
+// cache misses there.
+var crc16Masks = func() (m [16]uint64) {
+	for i := range sealData {
+		c := crc16Bitwise(1 << i)
+		for j := range m {
+			m[j] |= uint64(c>>j&1) << i
+		}
+	}
+	return m
+}()
+
+// crc16Bitwise is the definition: the 48 bits of d, most significant
+// first, through the polynomial 0x3d65 from 0.
+func crc16Bitwise(d uint64) uint16 {
+	var c uint16
+	for i := sealData - 1; i >= 0; i-- {
+		top := c>>15 ^ uint16(d>>uint(i))&1
+		c <<= 1
+		if top != 0 {
+			c ^= 0x3d65
+		}
+	}
+	return c
+}
+
+// crc16 is the CRC of the 48-bit data d.
+func crc16(d uint64) uint16 {
+	var c uint16
+	for j := range crc16Masks {
+		c |= uint16(bits.OnesCount64(d&crc16Masks[j])&1) << j
+	}
+	return c
+}
+
+// seal makes the sealed word of data d (d < 2^48).
+func seal(d uint64) uint64 { return d<<16 | uint64(crc16(d)) }
+
+// unseal returns the data of a sealed word and whether its check holds.
+func unseal(w uint64) (uint64, bool) {
+	d := w >> 16
+	return d, uint16(w) == crc16(d)
+}
+
 // Slot headers, one per slot in the header table, little-endian words.
 //
-// Packed (8 bytes): pvn<<pidBits | pid, written with one 8-byte store.
-// 0 is an unused slot; a used one has pvn >= 1.
+// Packed (8 bytes; 16 with payload CRCs): word 0 is the commit word,
+// sealed(used | pvn<<pidBits | pid), written with one 8-byte store. The
+// pvn has 47-pidBits bits and counts modulo 2^(47-pidBits): a page has at
+// most two slots naming it, whose versions differ by one (see
+// recoverCoW), so the newer one is the one a step ahead. 0 is an unused
+// slot.
 //
-// TwoWord (16 bytes, so both words share a cache line): word 0 pid
-// (noPID = unused), word 1 pvn. The pid is stored before the pvn, so a
-// used slot may show any pvn, including 0 (the slot was unused before).
+// TwoWord (16 bytes; 32 with payload CRCs; both words on one cache line):
+// word 0 sealed(used | pid) (0 = unused), word 1 sealed(pvn) with pvn <
+// 2^48. The pid is stored before the pvn, so a used slot may show any
+// pvn, including 0 (the slot was unused before); an unused slot with a
+// pvn is not a state any crash leaves.
+//
+// Payload CRC (Packed word 1, TwoWord word 2): sealed(CRC32C(payload,
+// pid)), written before the commit word's barrier; TwoWord word 3 is 0.
 //
 // Checksum (32 bytes): word 0 pid (noPID = empty backup), word 1 seq (the
-// page's version), word 2 CRC32C of pid, seq and payload (high half zero),
-// word 3 zero. Slot i < pages is the home of page i; slot pages+l is the
-// backup of lane l.
+// page's version), word 2 CRC32C of payload, pid and seq (high half
+// zero), word 3 zero. Slot i < pages is the home of page i; slot pages+l
+// is the backup of lane l.
 const noPID = ^uint64(0)
 
 // header is a decoded slot header.
@@ -103,42 +217,60 @@ type header struct {
 	used bool
 	pid  uint64
 	ver  uint64 // pvn (copy-on-write) or seq (checksum)
-	crc  uint32 // Checksum only
+	crc  uint32 // Checksum, and copy-on-write with payload CRCs
 }
 
 // decodeHeader decodes the header of slot i (h holds g.hdrSize bytes) and
 // checks what can be checked without the payload.
 func (g *geometry) decodeHeader(i int, h []byte) (header, error) {
 	le := binary.LittleEndian
+	var hd header
 	switch g.layout {
 	case Packed:
 		w := le.Uint64(h)
-		if w == 0 {
-			return header{}, nil
+		d, ok := unseal(w)
+		if !ok {
+			return hd, corrupt("slot %d: header %#016x fails its check", i, w)
 		}
-		hd := header{used: true, pid: w & (1<<g.pidBits - 1), ver: w >> g.pidBits}
-		if hd.ver == 0 {
-			return hd, corrupt("slot %d: header %#016x has page id %d but version 0", i, w, hd.pid)
-		}
-		if hd.pid >= uint64(g.pages) {
-			return hd, corrupt("slot %d: header %#016x names page %d of %d", i, w, hd.pid, g.pages)
-		}
-		return hd, nil
-	case TwoWord:
-		hd := header{pid: le.Uint64(h), ver: le.Uint64(h[8:])}
-		if hd.pid == noPID {
-			if hd.ver != 0 {
-				return hd, corrupt("slot %d: unused slot with version %d", i, hd.ver)
+		if d != 0 {
+			if d&usedBit == 0 {
+				return hd, corrupt("slot %d: header %#016x is neither used nor zero", i, w)
 			}
-			return hd, nil
+			d &^= usedBit
+			hd = header{used: true, pid: d & (1<<g.pidBits - 1), ver: d >> g.pidBits}
+			if hd.pid >= uint64(g.pages) {
+				return hd, corrupt("slot %d: header %#016x names page %d of %d", i, w, hd.pid, g.pages)
+			}
 		}
-		if hd.pid >= uint64(g.pages) {
-			return hd, corrupt("slot %d: header names page %d of %d", i, hd.pid, g.pages)
+	case TwoWord:
+		pw, vw := le.Uint64(h), le.Uint64(h[8:])
+		p, ok := unseal(pw)
+		if !ok {
+			return hd, corrupt("slot %d: page-id word %#016x fails its check", i, pw)
 		}
-		hd.used = true
-		return hd, nil
+		v, ok := unseal(vw)
+		if !ok {
+			return hd, corrupt("slot %d: version word %#016x fails its check", i, vw)
+		}
+		hd.ver = v
+		if p == 0 {
+			if v != 0 {
+				return hd, corrupt("slot %d: unused slot with version %d", i, v)
+			}
+		} else {
+			if p&usedBit == 0 {
+				return hd, corrupt("slot %d: page-id word %#016x is neither used nor zero", i, pw)
+			}
+			hd.used, hd.pid = true, p&^usedBit
+			if hd.pid >= uint64(g.pages) {
+				return hd, corrupt("slot %d: header names page %d of %d", i, hd.pid, g.pages)
+			}
+		}
+		if g.crc && le.Uint64(h[24:]) != 0 {
+			return hd, corrupt("slot %d: reserved header word %#016x, want 0", i, le.Uint64(h[24:]))
+		}
 	default:
-		hd := header{pid: le.Uint64(h), ver: le.Uint64(h[8:])}
+		hd = header{pid: le.Uint64(h), ver: le.Uint64(h[8:])}
 		c, w3 := le.Uint64(h[16:]), le.Uint64(h[24:])
 		hd.crc = uint32(c)
 		if c>>32 != 0 || w3 != 0 {
@@ -161,62 +293,131 @@ func (g *geometry) decodeHeader(i int, h []byte) (header, error) {
 		hd.used = true
 		return hd, nil
 	}
+	if g.crc {
+		w := le.Uint64(h[g.crcOff:])
+		c, ok := unseal(w)
+		if !ok || c>>32 != 0 {
+			return hd, corrupt("slot %d: payload CRC word %#016x fails its check", i, w)
+		}
+		hd.crc = uint32(c)
+	}
+	return hd, nil
 }
 
-// pageCRC is the checksum of a page version: CRC32C of the payload, then of
-// pid and seq, so the CRC of a zero page is computed once at Create.
+// packedWord is the commit word of a Packed header.
+func (g *geometry) packedWord(pid, pvn uint64) uint64 {
+	return seal(usedBit | pvn<<g.pidBits | pid)
+}
+
+// verStep compares two Packed versions of one page: 1 when a is b's
+// successor, -1 when b is a's, 0 otherwise (not a state any crash leaves).
+func (g *geometry) verStep(a, b uint64) int {
+	switch (a - b) & g.verMask {
+	case 1:
+		return 1
+	case g.verMask:
+		return -1
+	}
+	return 0
+}
+
+// pageCRC is the checksum of a page version of the Checksum layout:
+// CRC32C of the payload, then of pid and seq, so the CRC of a zero page is
+// computed once at Create.
 func pageCRC(pid, seq uint64, page []byte) uint32 {
 	return crcTail(crc32.Update(0, castagnoli, page), pid, seq)
+}
+
+// payloadCRC is the payload checksum of a copy-on-write page (payload CRC
+// option): CRC32C of the payload, then of the page id, so a header naming
+// the wrong slot fails the check even if its own check passed.
+func payloadCRC(pid uint64, page []byte) uint32 {
+	return crcWord(crc32.Update(0, castagnoli, page), pid)
 }
 
 // crcTail continues CRC c over pid and seq (little-endian) byte by byte with
 // the table, as crc32.Update does for short inputs: a slice of a local
 // array handed to crc32.Update would escape and allocate on every write.
 func crcTail(c uint32, pid, seq uint64) uint32 {
+	return crcWord(crcWord(c, pid), seq)
+}
+
+// crcWord continues CRC c over the 8 little-endian bytes of v.
+func crcWord(c uint32, v uint64) uint32 {
 	c = ^c
-	for _, v := range [2]uint64{pid, seq} {
-		for range 8 {
-			c = castagnoli[byte(c)^byte(v)] ^ c>>8
-			v >>= 8
-		}
+	for range 8 {
+		c = castagnoli[byte(c)^byte(v)] ^ c>>8
+		v >>= 8
 	}
 	return ^c
 }
 
 // Micro-log header of each lane (g.logHdr bytes, a multiple of 256):
 //
-//	@0  commit  u64  0 = empty, else pid+1: the log is valid
-//	@8  count   u64  number of dirty lines (the mask's popcount)
-//	@16 mask    maskWords x u64: bit i set = line i of the page is logged
+//	@0  commit  u64  0 = empty, else sealed(used | pid): the log is valid
+//	@8  logcrc  u64  CRC32C of bytes [16, 32+8*maskWords) and the logged lines
+//	@16 count   u64  number of dirty lines (the mask's popcount)
+//	@24 pagecrc u64  payload CRC option: the page's new CRC word; else 0
+//	@32 mask    maskWords x u64: bit i set = line i of the page is logged
 //
 // The log's data area (one page) holds the logged lines one after the
 // other, in line order: the k-th set bit of the mask names the page line
-// that log line k belongs to, so no mapping table is needed.
+// that log line k belongs to, so no mapping table is needed. Everything
+// but the commit word is written, and made durable, before the commit
+// word; an empty log's other bytes mean nothing.
+const (
+	logCRCOff     = 8
+	logCountOff   = 16
+	logPageCRCOff = 24
+	logFixed      = 32 // the mask
+)
 
 // decodeLog checks the header of lane l's micro log; ok is false for an
-// empty log. The mask is returned in m (g.maskWords words).
-func (g *geometry) decodeLog(l int, h []byte, m []uint64) (pid uint64, ok bool, err error) {
+// empty log. The mask is returned in m (g.maskWords words). The caller
+// checks the log CRC (logCRC), which needs the logged lines.
+func (g *geometry) decodeLog(l int, h []byte, m []uint64) (pid uint64, n int, ok bool, err error) {
 	le := binary.LittleEndian
-	c := le.Uint64(h)
-	if c == 0 {
-		return 0, false, nil
+	w := le.Uint64(h)
+	if w == 0 {
+		return 0, 0, false, nil
 	}
-	pid = c - 1
+	d, good := unseal(w)
+	if !good || d&usedBit == 0 {
+		return 0, 0, false, corrupt("micro log of lane %d: commit word %#016x fails its check", l, w)
+	}
+	pid = d &^ usedBit
 	if pid >= uint64(g.pages) || int(pid%uint64(g.lanes)) != l {
-		return pid, false, corrupt("micro log of lane %d names page %d", l, int64(pid))
+		return pid, 0, false, corrupt("micro log of lane %d names page %d", l, int64(pid))
 	}
-	n := 0
 	for i := range m {
-		m[i] = le.Uint64(h[16+8*i:])
+		m[i] = le.Uint64(h[logFixed+8*i:])
 		n += bits.OnesCount64(m[i])
 	}
 	if extra := g.maskWords*64 - g.lines; extra > 0 && m[len(m)-1]>>(64-extra) != 0 {
-		return pid, false, corrupt("micro log of lane %d marks lines beyond the page's %d", l, g.lines)
+		return pid, 0, false, corrupt("micro log of lane %d marks lines beyond the page's %d", l, g.lines)
 	}
-	if cnt := le.Uint64(h[8:]); n == 0 || cnt != uint64(n) {
-		return pid, false, corrupt("micro log of lane %d: count %d, mask has %d lines", l, cnt, n)
+	if cnt := le.Uint64(h[logCountOff:]); n == 0 || cnt != uint64(n) {
+		return pid, 0, false, corrupt("micro log of lane %d: count %d, mask has %d lines", l, cnt, n)
 	}
-	return pid, true, nil
+	if c := le.Uint64(h[logCRCOff:]); c>>32 != 0 {
+		return pid, 0, false, corrupt("micro log of lane %d: log CRC word %#016x has high bits set", l, c)
+	}
+	pc := le.Uint64(h[logPageCRCOff:])
+	if g.crc {
+		if c, good := unseal(pc); !good || c>>32 != 0 {
+			return pid, 0, false, corrupt("micro log of lane %d: page CRC word %#016x fails its check", l, pc)
+		}
+	} else if pc != 0 {
+		return pid, 0, false, corrupt("micro log of lane %d: page CRC word %#016x in a store without payload CRCs", l, pc)
+	}
+	return pid, n, true, nil
+}
+
+// logCRC is the CRC32C of a micro log's header fields after its CRC word
+// (count, page CRC word, mask) and of its n logged lines in data.
+func (g *geometry) logCRC(h, data []byte, n int) uint32 {
+	c := crc32.Update(0, castagnoli, h[logCountOff:logFixed+8*g.maskWords])
+	return crc32.Update(c, castagnoli, data[:n*lineSize])
 }
 
 // nextRun returns the first run [lo, hi) of set bits in m at or after bit

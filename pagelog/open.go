@@ -2,6 +2,7 @@ package pagelog
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -11,10 +12,17 @@ import (
 // Create formats a new store in r, overwriting whatever r holds, and returns
 // it open. When Create returns nil, the empty store is durable: every page
 // reads as zeros. A crash during Create leaves a region that Open rejects
-// (ErrBadFormat or ErrCorrupt); run Create again.
+// (ErrBadFormat or ErrCorrupt); run Create again. A read-only region is
+// ErrReadOnly, a closed one an error wrapping persist.ErrClosed.
 func Create(r *persist.Region, opts *Options) (*Store, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
+	}
+	if err := r.Writable(); err != nil {
+		if errors.Is(err, persist.ErrReadOnly) {
+			return nil, fmt.Errorf("%w: Create needs a writable region", ErrReadOnly)
+		}
+		return nil, fmt.Errorf("pagelog: Create: %w", err)
 	}
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -34,7 +42,7 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits)
+	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC)
 	if err != nil {
 		return nil, err
 	}
@@ -56,24 +64,26 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 	clear(mem[g.hdrOff:g.logOff])
 	le := binary.LittleEndian
 	var zeroCRC uint32
-	if g.layout == Checksum {
+	if g.layout == Checksum || g.crc {
 		zeroCRC = crc32.Update(0, castagnoli, make([]byte, g.pageSize))
 	}
 	for i := 0; i < g.slots; i++ {
 		h := s.hdr(i)
+		p := uint64(i)
 		switch {
 		case g.layout == Packed && i < g.pages:
-			le.PutUint64(h, 1<<g.pidBits|uint64(i))
+			le.PutUint64(h, g.packedWord(p, 1))
 		case g.layout == TwoWord && i < g.pages:
-			le.PutUint64(h, uint64(i))
-			le.PutUint64(h[8:], 1)
-		case g.layout == TwoWord:
-			le.PutUint64(h, noPID)
+			le.PutUint64(h, seal(usedBit|p))
+			le.PutUint64(h[8:], seal(1))
 		case g.layout == Checksum && i < g.pages:
-			le.PutUint64(h, uint64(i))
-			le.PutUint64(h[16:], uint64(crcTail(zeroCRC, uint64(i), 0)))
+			le.PutUint64(h, p)
+			le.PutUint64(h[16:], uint64(crcTail(zeroCRC, p, 0)))
 		case g.layout == Checksum:
 			le.PutUint64(h, noPID)
+		}
+		if g.crc && i < g.pages {
+			le.PutUint64(h[g.crcOff:], seal(uint64(crcWord(zeroCRC, p))))
 		}
 	}
 	if err := r.Flush(mem[g.hdrOff:g.logOff]); err != nil {
@@ -93,7 +103,7 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 	if err := r.Drain(); err != nil {
 		return nil, err
 	}
-	encodeSuper(mem, super{layout: g.layout, pageSize: g.pageSize, pidBits: int(g.pidBits), pages: g.pages, slots: g.slots})
+	encodeSuper(mem, super{layout: g.layout, pageSize: g.pageSize, pidBits: int(g.pidBits), pages: g.pages, slots: g.slots, payloadCRC: g.crc})
 	if err := r.Persist(mem[:superUsed]); err != nil {
 		return nil, err
 	}
@@ -109,20 +119,36 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Open opens the store in r and recovers it: it reads every slot header,
-// maps each page to its newest complete version, replays a micro log that
-// was committed but not finished, and repairs a checksummed page torn by
-// a crash from its backup. Recovery writes only what it repairs; a crash
-// during Open leaves a store that the next Open recovers the same way.
+// Open opens the store in r and recovers it: it reads and checks every
+// slot header, maps each page to its newest complete version, replays a
+// micro log that was committed but not finished, and repairs a checksummed
+// page torn by a crash from its backup. Then, for a store with payload
+// CRCs or the Checksum layout, it verifies every page's checksum unless
+// opts.SkipScan. Recovery writes only what it repairs; a crash during Open
+// leaves a store that the next Open recovers the same way.
 //
 // opts may be nil. Its persistent fields (Layout, PageSize, Pages, Slots,
-// PIDBits), when not zero, must match the store's: a different page size is
-// ErrPageSize, any other difference ErrInvalid. A region without a store is
-// ErrBadFormat; headers that no crash can produce are ErrCorrupt.
+// PIDBits, PayloadCRC), when not zero, must match the store's: a different
+// page size is ErrPageSize, any other difference ErrInvalid. A region
+// without a store is ErrBadFormat; bytes that fail a check are ErrCorrupt.
+//
+// A region mapped read-only can be opened for Read and Check as long as
+// recovery has nothing to write (the store was closed cleanly, or the
+// crash left nothing to repair); otherwise Open returns ErrReadOnly.
+// Writes to a store on a read-only region return ErrReadOnly. A closed
+// region is an error wrapping persist.ErrClosed.
 func Open(r *persist.Region, opts *Options) (*Store, error) {
+	return open(r, opts, correct)
+}
+
+func open(r *persist.Region, opts *Options, bk broken) (*Store, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
 	}
+	if err := r.Readable(); err != nil {
+		return nil, fmt.Errorf("pagelog: Open: %w", err)
+	}
+	ro := errors.Is(r.Writable(), persist.ErrReadOnly)
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -149,10 +175,12 @@ func Open(r *persist.Region, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: the store has %d slots, %d asked", ErrInvalid, sb.slots, o.Slots)
 	case o.PIDBits != 0 && o.PIDBits != sb.pidBits:
 		return nil, fmt.Errorf("%w: the store has %d pid bits, %d asked", ErrInvalid, sb.pidBits, o.PIDBits)
+	case o.PayloadCRC && !sb.payloadCRC && sb.layout != Checksum:
+		return nil, fmt.Errorf("%w: the store keeps no payload CRCs, PayloadCRC asked", ErrInvalid)
 	case o.FenceOnly && sb.layout != TwoWord:
 		return nil, fmt.Errorf("%w: FenceOnly applies to the TwoWord layout only, the store is %v", ErrInvalid, sb.layout)
 	}
-	g, err := newGeometry(sb.layout, sb.pageSize, sb.pages, sb.slots, sb.pidBits)
+	g, err := newGeometry(sb.layout, sb.pageSize, sb.pages, sb.slots, sb.pidBits, sb.payloadCRC)
 	if err != nil {
 		return nil, corrupt("superblock: %v", err)
 	}
@@ -161,14 +189,19 @@ func Open(r *persist.Region, opts *Options) (*Store, error) {
 	}
 	o.Layout, o.PageSize = sb.layout, sb.pageSize
 	s := newStore(r, g, o)
+	s.ro, s.broken = ro, bk
 	if g.layout == Checksum {
 		err = s.recoverChecksum()
 	} else {
 		err = s.recoverCoW()
 	}
+	if err == nil && !o.SkipScan {
+		err = s.scan()
+	}
 	if err != nil {
 		return nil, err
 	}
+	s.broken = correct
 	return s, nil
 }
 
@@ -179,59 +212,91 @@ func newStore(r *persist.Region, g geometry, o Options) *Store {
 	if s.microMax == 0 {
 		s.microMax = DefaultMicroLogLines(g.pageSize)
 	}
-	s.maxVer = ^uint64(0) - 1
-	if g.layout == Packed {
-		s.maxVer = 1<<(64-g.pidBits) - 1
-	}
+	s.maxVer = 1<<sealData - 2 // TwoWord: a pvn word holds 48 bits; one left for a tie
 	s.pt = make([]entry, g.pages)
 	s.lanes = make([]lane, g.lanes)
 	return s
 }
 
+// mustWrite fails recovery on a read-only region: what has to be written
+// is described by what.
+func (s *Store) mustWrite(what string, args ...any) error {
+	if s.ro {
+		return fmt.Errorf("%w: recovery must %s; map the region read-write", ErrReadOnly, fmt.Sprintf(what, args...))
+	}
+	return nil
+}
+
 // recoverCoW rebuilds the page table of a copy-on-write store: for each
-// page the slot with the highest version. Then it replays committed micro
-// logs and, when versions have used half their bits, renumbers them.
+// page the slot with its newest version; gives each lane a spare; then
+// replays committed micro logs.
+//
+// Packed versions count modulo 2^(47-pidBits), which is sound because a
+// page never has more than two slots naming it, one version apart: its
+// current slot, and the slot it left on its last write, which became the
+// spare of the page's lane (page p is always written on lane p mod lanes)
+// and stays there until that lane's next write overwrites it. Recovery
+// keeps that true by handing each stale slot back to the lane of the page
+// it names; a slot with nothing, or with nothing this recovery can tell,
+// (unused) goes to a lane without one. So a crash leaves, per page, one
+// slot, or two with consecutive versions, whichever write it interrupted;
+// anything else is corruption.
 func (s *Store) recoverCoW() error {
 	const none = ^uint32(0)
 	g := &s.g
 	for p := range s.pt {
-		s.pt[p].slot = none
+		s.pt[p] = entry{slot: none}
 	}
-	free := make([]uint32, 0, g.lanes)
+	var unused, stale []uint32
 	var ties []uint32 // TwoWord slots that won a tie
-	maxVer := uint64(0)
 	for i := 0; i < g.slots; i++ {
 		h, err := g.decodeHeader(i, s.hdr(i))
 		if err != nil {
 			return err
 		}
 		if !h.used {
-			free = append(free, uint32(i))
+			unused = append(unused, uint32(i))
+			if len(unused) > g.lanes {
+				return corrupt("more than %d unused slots: a page lost its slot", g.lanes)
+			}
 			continue
 		}
-		maxVer = max(maxVer, h.ver)
-		cur := s.pt[h.pid].slot
+		e := &s.pt[h.pid]
+		cur := e.slot
 		switch {
 		case cur == none:
-			s.pt[h.pid] = entry{ver: h.ver, slot: uint32(i)}
-		case h.ver > s.pt[h.pid].ver:
-			free = append(free, cur)
-			s.pt[h.pid] = entry{ver: h.ver, slot: uint32(i)}
-		case h.ver < s.pt[h.pid].ver:
-			free = append(free, uint32(i))
+			*e = entry{ver: h.ver, slot: uint32(i)}
+			continue
 		case g.layout == Packed:
-			return corrupt("slots %d and %d both hold version %d of page %d", cur, i, h.ver, h.pid)
+			if e.older {
+				return corrupt("page %d has three slots (%d is the third)", h.pid, i)
+			}
+			switch g.verStep(h.ver, e.ver) {
+			case 1:
+				stale = append(stale, cur)
+				e.ver, e.slot = h.ver, uint32(i)
+			case -1:
+				stale = append(stale, uint32(i))
+			default:
+				return corrupt("slots %d and %d hold versions %d and %d of page %d: not consecutive", cur, i, e.ver, h.ver, h.pid)
+			}
+			e.older = true
+		case h.ver > e.ver:
+			stale = append(stale, cur)
+			e.ver, e.slot = h.ver, uint32(i)
+		case h.ver < e.ver:
+			stale = append(stale, uint32(i))
 		default:
 			// TwoWord: a crash between the pid and the pvn store can leave
 			// the new version with the pvn of the slot's previous page,
 			// equal to the page's current one. Both slots hold a complete
 			// version; keep the lower slot, and make the choice durable
 			// below, before the other one can be reused.
-			free = append(free, uint32(i))
+			stale = append(stale, uint32(i))
 			ties = append(ties, cur)
 		}
-		if len(free) > g.lanes {
-			break
+		if len(stale) > g.lanes {
+			return corrupt("more than %d slots hold old versions", g.lanes)
 		}
 	}
 	for p, e := range s.pt {
@@ -239,36 +304,95 @@ func (s *Store) recoverCoW() error {
 			return corrupt("page %d has no slot", p)
 		}
 	}
-	if len(free) != g.lanes {
-		return corrupt("%d free slots, want %d", len(free), g.lanes)
+	if len(stale)+len(unused) != g.lanes {
+		return corrupt("%d free slots, want %d", len(stale)+len(unused), g.lanes)
 	}
-	for l := range s.lanes {
-		s.lanes[l].spare = free[l]
+	if err := s.assignSpares(stale, unused); err != nil {
+		return err
 	}
 	for _, sl := range ties {
 		h, _ := g.decodeHeader(int(sl), s.hdr(int(sl)))
 		if s.pt[h.pid].slot != sl {
 			continue // it lost to a later slot after all
 		}
+		if err := s.mustWrite("settle a version tie of page %d", h.pid); err != nil {
+			return err
+		}
 		s.pt[h.pid].ver = h.ver + 1
 		b := s.hdr(int(sl))
-		persist.Store64(b[8:], h.ver+1)
+		persist.Store64(b[8:], seal(h.ver+1))
 		if err := s.r.Persist(b[8:16]); err != nil {
 			return err
 		}
 	}
+	return s.replayLogs()
+}
 
+// assignSpares gives every lane one free slot. For Packed, a slot that
+// holds an old version of page p goes back to p's lane (recoverCoW says
+// why); unused slots fill the other lanes. TwoWord versions only grow, so
+// any assignment does.
+func (s *Store) assignSpares(stale, unused []uint32) error {
+	const none = ^uint32(0)
+	g := &s.g
+	free := append(stale, unused...)
+	if g.layout != Packed || s.broken == brokenNoLaneAffinity {
+		for l := range s.lanes {
+			s.lanes[l].spare = free[l]
+		}
+		return nil
+	}
+	for l := range s.lanes {
+		s.lanes[l].spare = none
+	}
+	for _, sl := range stale {
+		h, _ := g.decodeHeader(int(sl), s.hdr(int(sl)))
+		l := int(h.pid % uint64(g.lanes))
+		if o := s.lanes[l].spare; o != none {
+			return corrupt("slots %d and %d both hold old versions of pages of lane %d", o, sl, l)
+		}
+		s.lanes[l].spare = sl
+	}
+	k := 0
+	for l := range s.lanes {
+		if s.lanes[l].spare == none {
+			s.lanes[l].spare = unused[k]
+			k++
+		}
+	}
+	return nil
+}
+
+// replayLogs replays every committed micro log into its page's current
+// slot and clears it.
+func (s *Store) replayLogs() error {
+	g := &s.g
 	mask := make([]uint64, g.maskWords)
 	for l := range s.lanes {
 		lh := s.logHeader(l)
-		pid, ok, err := g.decodeLog(l, lh, mask)
+		pid, n, ok, err := g.decodeLog(l, lh, mask)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue
 		}
-		if err := s.applyLines(s.payload(int(s.pt[pid].slot)), s.logData(l), mask, true); err != nil {
+		ld := s.logData(l)
+		if c, want := g.logCRC(lh, ld, n), binary.LittleEndian.Uint64(lh[logCRCOff:]); uint64(c) != want {
+			return corrupt("micro log of lane %d (page %d): CRC32C %#08x, header says %#08x", l, pid, c, want)
+		}
+		if err := s.mustWrite("replay the micro log of page %d", pid); err != nil {
+			return err
+		}
+		sl := int(s.pt[pid].slot)
+		if g.crc {
+			h := s.hdr(sl)
+			persist.Store64(h[g.crcOff:], binary.LittleEndian.Uint64(lh[logPageCRCOff:]))
+			if err := s.r.Flush(h[g.crcOff : g.crcOff+8]); err != nil {
+				return err
+			}
+		}
+		if err := s.applyLines(s.payload(sl), ld, mask, true); err != nil {
 			return err
 		}
 		persist.Store64(lh, 0)
@@ -277,39 +401,7 @@ func (s *Store) recoverCoW() error {
 		}
 		s.rec.Replayed++
 	}
-
-	if g.layout == Packed && maxVer > s.maxVer/2 {
-		return s.renumber()
-	}
 	return nil
-}
-
-// renumber restarts every page's version at 1 (Packed). First every slot
-// that is not current is marked unused and that is made durable; only then
-// are the current slots' headers rewritten, each with one store. A crash
-// in the first step leaves the old numbering; in the second, each page
-// still has exactly one slot, whatever its version.
-func (s *Store) renumber() error {
-	g := &s.g
-	for l := range s.lanes {
-		persist.Store64(s.hdr(int(s.lanes[l].spare)), 0)
-		if err := s.r.Flush(s.hdr(int(s.lanes[l].spare))); err != nil {
-			return err
-		}
-	}
-	if err := s.r.Drain(); err != nil {
-		return err
-	}
-	for p, e := range s.pt {
-		h := s.hdr(int(e.slot))
-		persist.Store64(h, 1<<g.pidBits|uint64(p))
-		if err := s.r.Flush(h); err != nil {
-			return err
-		}
-		s.pt[p].ver = 1
-	}
-	s.rec.Renumbered = true
-	return s.r.Drain()
 }
 
 // recoverChecksum reads the page versions from the home headers and
@@ -338,6 +430,9 @@ func (s *Store) recoverChecksum() error {
 		if pageCRC(bh.pid, s.pt[p].ver, s.payload(p)) == binary.LittleEndian.Uint32(hh[16:]) {
 			continue
 		}
+		if err := s.mustWrite("repair page %d from its backup", p); err != nil {
+			return err
+		}
 		if err := s.r.Copy(s.payload(p), s.payload(b), persist.NoDrain); err != nil {
 			return err
 		}
@@ -353,6 +448,21 @@ func (s *Store) recoverChecksum() error {
 		}
 		s.pt[p].ver = bh.ver
 		s.rec.Restored++
+	}
+	return nil
+}
+
+// scan verifies the checksum of every page (payload CRCs, Checksum
+// layout); other stores have none.
+func (s *Store) scan() error {
+	if s.g.layout != Checksum && !s.g.crc {
+		return nil
+	}
+	for p := range s.g.pages {
+		sl := s.slotOf(uint64(p))
+		if err := s.verify(uint64(p), sl, s.payload(sl)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

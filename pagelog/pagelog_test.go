@@ -2,7 +2,6 @@ package pagelog_test
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -16,6 +15,22 @@ import (
 )
 
 var layouts = []pagelog.Layout{pagelog.Packed, pagelog.TwoWord, pagelog.Checksum}
+
+// configs are the layouts with and without payload CRCs.
+var configs = []pagelog.Options{
+	{Layout: pagelog.Packed}, {Layout: pagelog.TwoWord}, {Layout: pagelog.Checksum},
+	{Layout: pagelog.Packed, PayloadCRC: true}, {Layout: pagelog.TwoWord, PayloadCRC: true},
+}
+
+func cfgName(o pagelog.Options) string {
+	if o.PayloadCRC {
+		return o.Layout.String() + "+crc"
+	}
+	return o.Layout.String()
+}
+
+// used is the used bit of a sealed page-id word's data.
+const used = 1 << 47
 
 // anon maps an anonymous region of size bytes, closed at the end of the test.
 func anon(t testing.TB, size int) *persist.Region {
@@ -293,61 +308,119 @@ func put64(r *persist.Region, off int, v uint64) { binary.LittleEndian.PutUint64
 func TestCorrupt(t *testing.T) {
 	type tc struct {
 		name   string
-		layout pagelog.Layout
+		o      pagelog.Options
 		mangle func(s *pagelog.Store, r *persist.Region)
 	}
+	packed := pagelog.Options{Layout: pagelog.Packed}
+	twoWord := pagelog.Options{Layout: pagelog.TwoWord}
+	checksum := pagelog.Options{Layout: pagelog.Checksum}
+	packedCRC := pagelog.Options{Layout: pagelog.Packed, PayloadCRC: true}
+	twoWordCRC := pagelog.Options{Layout: pagelog.TwoWord, PayloadCRC: true}
+	// 5 pages, 7 slots: lane 0 writes pages 0, 2, 4, lane 1 pages 1, 3;
+	// Packed uses 3 pid bits. Every page is at version 1 in slot p.
 	for _, c := range []tc{
-		{"superblock bit flip", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[20] ^= 1 }},
-		{"superblock crc", pagelog.Checksum, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[56] ^= 0x80 }},
-		{"packed header names page 9", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 0), 5<<3|6) // pid bits = 3 for 5 pages: pid 6 >= 5
+		{"superblock bit flip", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[20] ^= 1 }},
+		{"superblock crc", checksum, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[56] ^= 0x80 }},
+		{"superblock reserved word", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[61] = 1 }},
+		{"packed header fails its check", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[pagelog.HeaderOffset(s, 2)+3] ^= 0x10 }},
+		{"packed unused header fails its check", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[pagelog.HeaderOffset(s, 6)] = 1 }},
+		{"packed header names page 6", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(used|1<<3|6))
 		}},
-		{"packed header version 0", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 0), 1)
+		{"packed header without used bit", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(1<<3|0))
 		}},
-		{"packed duplicate version", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 5), 1<<3|2) // a spare claims version 1 of page 2
+		{"packed duplicate version", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|1<<3|2)) // a spare claims version 1 of page 2
 		}},
-		{"packed page without slot", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) {
+		{"packed versions not consecutive", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|3<<3|2))
+		}},
+		{"packed page without slot", packed, func(s *pagelog.Store, r *persist.Region) {
 			put64(r, pagelog.HeaderOffset(s, 3), 0)
 		}},
-		{"packed two spares for one page", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 3), 2<<3|1) // page 3's slot now holds page 1: page 3 has none
+		{"packed two spares for one page", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 3), pagelog.Seal(used|2<<3|1)) // page 3's slot now holds page 1: page 3 has none
 		}},
-		{"two-word header names page 77", pagelog.TwoWord, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 1), 77)
+		{"packed old versions of one lane in two slots", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|0<<3|0)) // version 0 of page 0
+			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(used|0<<3|2)) // version 0 of page 2: both lane 0
 		}},
-		{"two-word unused slot with version", pagelog.TwoWord, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 5)+8, 3)
+		{"packed three slots for a page", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|0<<3|0))
+			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(used|2<<3|0))
 		}},
-		{"micro log names page 8", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 0), 9)
+		{"two-word page-id word fails its check", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 1)] ^= 0x02
 		}},
-		{"micro log of the wrong lane", pagelog.Packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 0), 2) // page 1 is on lane 1
+		{"two-word version word fails its check", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 1)+13] ^= 0x5a
 		}},
-		{"micro log count", pagelog.TwoWord, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 1), 2)
-			put64(r, pagelog.LogOffset(s, 1)+8, 3)
-			put64(r, pagelog.LogOffset(s, 1)+16, 0b11)
+		{"two-word header names page 77", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 1), pagelog.Seal(used|77))
 		}},
-		{"micro log line beyond the page", pagelog.TwoWord, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 1), 2)
-			put64(r, pagelog.LogOffset(s, 1)+8, 1)
-			put64(r, pagelog.LogOffset(s, 1)+16, 1<<10) // 256-byte pages have 4 lines
+		{"two-word unused slot with version", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5)+8, pagelog.Seal(3))
 		}},
-		{"checksum home names another page", pagelog.Checksum, func(s *pagelog.Store, r *persist.Region) {
+		{"two-word raw page id", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 1), 1)
+		}},
+		{"payload CRC word fails its check", packedCRC, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 2)+8] ^= 0x80
+		}},
+		{"payload CRC word of a spare fails its check", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 6)+17] ^= 0x01
+		}},
+		{"payload CRC mismatch", packedCRC, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 2)+8, pagelog.Seal(0x12345678))
+		}},
+		{"payload flipped", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.PayloadOffset(s, 4)+255] ^= 0x04
+		}},
+		{"two-word reserved word", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 3)+24] = 1
+		}},
+		{"micro log commit word fails its check", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.LogOffset(s, 0), 1) // format 1's commit word for page 0
+		}},
+		{"micro log names page 8", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.LogOffset(s, 0), pagelog.Seal(used|8))
+		}},
+		{"micro log of the wrong lane", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.LogOffset(s, 0), pagelog.Seal(used|1)) // page 1 is on lane 1
+		}},
+		{"micro log count", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.LogOffset(s, 1), pagelog.Seal(used|1))
+			put64(r, pagelog.LogOffset(s, 1)+16, 3)
+			put64(r, pagelog.LogOffset(s, 1)+32, 0b11)
+		}},
+		{"micro log line beyond the page", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.LogOffset(s, 1), pagelog.Seal(used|1))
+			put64(r, pagelog.LogOffset(s, 1)+16, 1)
+			put64(r, pagelog.LogOffset(s, 1)+32, 1<<10) // 256-byte pages have 4 lines
+		}},
+		{"micro log CRC", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.LogOffset(s, 1), pagelog.Seal(used|3))
+			put64(r, pagelog.LogOffset(s, 1)+16, 1)
+			put64(r, pagelog.LogOffset(s, 1)+32, 1)
+		}},
+		{"checksum home names another page", checksum, func(s *pagelog.Store, r *persist.Region) {
 			put64(r, pagelog.HeaderOffset(s, 2), 3)
 		}},
-		{"checksum reserved bits", pagelog.Checksum, func(s *pagelog.Store, r *persist.Region) {
+		{"checksum reserved bits", checksum, func(s *pagelog.Store, r *persist.Region) {
 			put64(r, pagelog.HeaderOffset(s, 2)+16, 1<<40)
 		}},
-		{"checksum backup of the wrong lane", pagelog.Checksum, func(s *pagelog.Store, r *persist.Region) {
+		{"checksum backup of the wrong lane", checksum, func(s *pagelog.Store, r *persist.Region) {
 			put64(r, pagelog.HeaderOffset(s, 5), 1) // lane 0 backs up pages 0, 2, 4
+		}},
+		{"checksum page flipped", checksum, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.PayloadOffset(s, 1)] ^= 0x01
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, r := mustCreate(t, pagelog.Options{Layout: c.layout, Pages: 5, Slots: 7, PageSize: 256})
+			o := c.o
+			o.Pages, o.Slots, o.PageSize = 5, 7, 256
+			s, r := mustCreate(t, o)
 			require.NoError(t, s.Close())
 			c.mangle(s, r)
 			_, err := pagelog.Open(r, nil)
@@ -381,37 +454,48 @@ func TestChecksumDetects(t *testing.T) {
 	require.Equal(t, pattern(2, 1, 256), buf)
 }
 
-// TestVersions: a packed header with 8 version bits runs out, Open
-// renumbers, writing goes on.
+// TestVersions: Packed versions wrap around (here every 4 writes, with 2
+// version bits), across reopens and micro-log writes; TwoWord versions run
+// out with ErrVersionExhausted.
 func TestVersions(t *testing.T) {
-	o := pagelog.Options{Pages: 3, PageSize: 256, PIDBits: 56, MicroLogLines: 1}
-	s, r := mustCreate(t, o)
-	buf := make([]byte, 256)
-	v := 1
-	for ; ; v++ {
-		err := s.Write(1, pattern(1, v, 256))
-		if errors.Is(err, pagelog.ErrVersionExhausted) {
-			break
+	for _, crc := range []bool{false, true} {
+		o := pagelog.Options{Pages: 3, Slots: 5, PageSize: 256, PIDBits: 45, MicroLogLines: 1, PayloadCRC: crc}
+		s, r := mustCreate(t, o)
+		buf := make([]byte, 256)
+		want := make([][]byte, 3)
+		for p := range want {
+			want[p] = make([]byte, 256)
 		}
-		require.NoError(t, err)
-		require.Less(t, v, 300)
+		for v := 1; v <= 50; v++ {
+			for p := range uint64(3) {
+				if v%3 == int(p) {
+					page := append([]byte(nil), want[p]...)
+					fillPattern(page[64:128], p, v)
+					require.NoError(t, s.WriteLines(p, page, []uint64{0b10}))
+					want[p] = page
+					continue
+				}
+				want[p] = pattern(p, v, 256)
+				require.NoError(t, s.Write(p, want[p]))
+			}
+			if v%7 == 0 {
+				s = reopen(t, s, r, nil)
+			}
+			require.NoError(t, s.Check())
+			for p := range uint64(3) {
+				require.NoError(t, s.Read(p, buf))
+				require.Equal(t, want[p], buf, "version %d of page %d", v, p)
+			}
+		}
 	}
-	require.Equal(t, 255, v, "versions 2..255 written after the initial 1")
-	require.NoError(t, s.WriteLines(1, pattern(1, 999, 256), []uint64{1}), "the micro log does not need a version")
-	require.NoError(t, s.Write(2, pattern(2, 1, 256)))
-	s = reopen(t, s, r, nil)
-	require.True(t, s.Recovery().Renumbered)
-	require.NoError(t, s.Read(1, buf))
-	want := pattern(1, 254, 256)
-	copy(want[:64], pattern(1, 999, 256))
-	require.Equal(t, want, buf)
-	require.NoError(t, s.Write(1, pattern(1, 1000, 256)))
-	s = reopen(t, s, r, nil)
-	require.False(t, s.Recovery().Renumbered)
-	require.NoError(t, s.Read(1, buf))
-	require.Equal(t, pattern(1, 1000, 256), buf)
-	require.NoError(t, s.Read(2, buf))
-	require.Equal(t, pattern(2, 1, 256), buf)
+
+	s, _ := mustCreate(t, pagelog.Options{Layout: pagelog.TwoWord, Pages: 2, PageSize: 256})
+	pagelog.SetMaxVersion(s, 5)
+	for v := 2; v <= 5; v++ {
+		require.NoError(t, s.Write(1, pattern(1, v, 256)))
+	}
+	require.ErrorIs(t, s.Write(1, pattern(1, 6, 256)), pagelog.ErrVersionExhausted)
+	require.NoError(t, s.Write(0, pattern(0, 6, 256)))
 }
 
 // TestConcurrent: writers on all lanes, several on the same pages, readers

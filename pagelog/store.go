@@ -11,15 +11,21 @@ import (
 
 // Store is a failure-atomic page store in a persist.Region. See the package
 // documentation for what each operation guarantees.
+//
+// A Store refers to its region's memory: Close the store before the
+// region. An operation that starts after the region was closed returns an
+// error wrapping persist.ErrClosed; closing the region while an operation
+// runs unmaps the memory under it (a fault, not an error).
 type Store struct {
 	r   *persist.Region
 	mem []byte
 	g   geometry
 
+	ro        bool // the region is mapped read-only: Read and Check only
 	fenceOnly bool
 	ntHeader  bool // Packed: write the header word with a streaming store (default), not Store64+Persist
 	microMax  int
-	maxVer    uint64 // largest page version a header can hold
+	maxVer    uint64 // TwoWord: largest page version a header can hold
 
 	// The DRAM page table, one entry per page, only touched under the lock
 	// of the page's lane (one entry is one cache miss on a write).
@@ -33,9 +39,9 @@ type Store struct {
 
 // entry is a page's row of the DRAM page table.
 type entry struct {
-	ver  uint64 // the current version's pvn (copy-on-write) or seq (Checksum)
-	slot uint32 // the slot holding it (copy-on-write; page p's home is slot p otherwise)
-	_    uint32
+	ver   uint64 // the current version's pvn (copy-on-write) or seq (Checksum)
+	slot  uint32 // the slot holding it (copy-on-write; page p's home is slot p otherwise)
+	older bool   // recovery (Packed): a slot with the previous version was seen
 }
 
 // lane serializes the page writes of the pages p with p mod lanes == its
@@ -45,9 +51,10 @@ type lane struct {
 	mu     sync.Mutex
 	closed bool
 	spare  uint32
-	word   [8]byte       // source of a streamed header word
-	stage  []byte        // micro log: the dirty lines gathered, allocated on first use
-	_      [64 - 48]byte // one lane per cache line
+	word   [8]byte // source of a streamed header word
+	crcw   [8]byte // source of a streamed payload CRC word
+	stage  []byte  // micro log: the dirty lines gathered, allocated on first use
+	_      [64 - 56]byte
 }
 
 // Recovery reports what Open had to do.
@@ -57,9 +64,6 @@ type Recovery struct {
 	// Restored is the number of torn pages repaired from their backup
 	// (Checksum).
 	Restored int
-	// Renumbered reports that page versions were renumbered because they
-	// had used half of the packed header's version bits.
-	Renumbered bool
 }
 
 // Layout returns the store's persistent format.
@@ -78,11 +82,19 @@ func (s *Store) Slots() int { return s.g.slots }
 // lane p mod Lanes(), and writes on different lanes run in parallel.
 func (s *Store) Lanes() int { return s.g.lanes }
 
+// Verified reports whether Read verifies a checksum of every page it
+// returns: a store with payload CRCs, or the Checksum layout.
+func (s *Store) Verified() bool { return s.g.crc || s.g.layout == Checksum }
+
 // Recovery returns what Open did to recover the store.
 func (s *Store) Recovery() Recovery { return s.rec }
 
 func (s *Store) String() string {
-	return fmt.Sprintf("pagelog %v: %d pages of %d B in %d slots (%d B) on %v", s.g.layout, s.g.pages, s.g.pageSize, s.g.slots, s.g.size, s.r)
+	crc := ""
+	if s.g.crc {
+		crc = " with payload CRCs"
+	}
+	return fmt.Sprintf("pagelog %v%s: %d pages of %d B in %d slots (%d B) on %v", s.g.layout, crc, s.g.pages, s.g.pageSize, s.g.slots, s.g.size, s.r)
 }
 
 func (s *Store) hdr(i int) []byte {
@@ -105,13 +117,30 @@ func (s *Store) logData(l int) []byte {
 	return s.mem[o : o+s.g.pageSize : o+s.g.pageSize]
 }
 
-// lock checks pid and the buffer and locks pid's lane.
-func (s *Store) lock(pid uint64, buf []byte) (*lane, int, error) {
+// slotOf is the slot holding page pid's current version.
+func (s *Store) slotOf(pid uint64) int {
+	if s.g.layout == Checksum {
+		return int(pid)
+	}
+	return int(s.pt[pid].slot)
+}
+
+// lock checks pid and the buffer and locks pid's lane. A write also needs
+// a writable region.
+func (s *Store) lock(pid uint64, buf []byte, write bool) (*lane, int, error) {
 	if pid >= uint64(s.g.pages) {
 		return nil, 0, fmt.Errorf("%w: page %d of %d", ErrPageID, pid, s.g.pages)
 	}
 	if len(buf) != s.g.pageSize {
 		return nil, 0, fmt.Errorf("%w: %d-byte buffer, pages are %d bytes", ErrPageSize, len(buf), s.g.pageSize)
+	}
+	if write && s.ro {
+		return nil, 0, fmt.Errorf("%w: the region is mapped read-only", ErrReadOnly)
+	}
+	// The region's memory is gone once it is closed: check before touching
+	// it (closing it during the operation is the caller's bug).
+	if err := s.r.Readable(); err != nil {
+		return nil, 0, fmt.Errorf("pagelog: %w", err)
 	}
 	li := int(pid % uint64(s.g.lanes))
 	ln := &s.lanes[li]
@@ -127,7 +156,7 @@ func (s *Store) lock(pid uint64, buf []byte) (*lane, int, error) {
 // returns nil the new version is durable; if a crash comes first, recovery
 // finds the page either entirely as before or entirely as page.
 func (s *Store) Write(pid uint64, page []byte) error {
-	ln, li, err := s.lock(pid, page)
+	ln, li, err := s.lock(pid, page, true)
 	if err != nil {
 		return err
 	}
@@ -160,7 +189,7 @@ func (s *Store) WriteLines(pid uint64, page []byte, dirty []uint64) error {
 	if extra := s.g.maskWords*64 - s.g.lines; extra > 0 && dirty[len(dirty)-1]>>(64-extra) != 0 {
 		return fmt.Errorf("%w: dirty mask marks lines beyond the page's %d", ErrInvalid, s.g.lines)
 	}
-	ln, li, err := s.lock(pid, page)
+	ln, li, err := s.lock(pid, page, true)
 	if err != nil {
 		return err
 	}
@@ -179,32 +208,58 @@ func (s *Store) WriteLines(pid uint64, page []byte, dirty []uint64) error {
 
 // Read copies page pid into buf (len(buf) == PageSize()). It sees the last
 // Write or WriteLines of pid that returned before it, or one running
-// concurrently, whole. On a Checksum store the page's CRC32C is verified: a
-// mismatch is an error wrapping ErrCorrupt.
+// concurrently, whole. On a store with payload CRCs or the Checksum layout
+// the page's CRC32C is verified: a mismatch is an error wrapping
+// ErrCorrupt, and buf must then not be used.
 func (s *Store) Read(pid uint64, buf []byte) error {
-	_, li, err := s.lock(pid, buf)
+	ln, _, err := s.lock(pid, buf, false)
 	if err != nil {
 		return err
 	}
-	ln := &s.lanes[li]
-	if s.g.layout != Checksum {
-		copy(buf, s.payload(int(s.pt[pid].slot)))
+	sl := s.slotOf(pid)
+	copy(buf, s.payload(sl))
+	if !s.Verified() {
 		ln.mu.Unlock()
 		return nil
 	}
-	copy(buf, s.payload(int(pid)))
-	h := s.hdr(int(pid))
-	seq, c := binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint32(h[16:])
+	// The header words are read under the lock, with the payload; the CRC
+	// is computed after, from buf.
+	h := s.hdr(sl)
+	seq, c := binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[s.g.crcOff:])
 	ln.mu.Unlock()
-	if got := pageCRC(pid, seq, buf); got != c {
-		return corrupt("page %d version %d: CRC32C %#08x, header says %#08x", pid, seq, got, c)
+	return s.verifyWord(pid, sl, seq, c, buf)
+}
+
+// verify checks the checksum of page pid, whose current version is in slot
+// sl and whose bytes are in page.
+func (s *Store) verify(pid uint64, sl int, page []byte) error {
+	h := s.hdr(sl)
+	return s.verifyWord(pid, sl, binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[s.g.crcOff:]), page)
+}
+
+// verifyWord checks page against the checksum word c of its header (and,
+// for Checksum, the seq word).
+func (s *Store) verifyWord(pid uint64, sl int, seq, c uint64, page []byte) error {
+	if s.g.layout == Checksum {
+		if got := pageCRC(pid, seq, page); uint64(got) != c {
+			return corrupt("page %d version %d: CRC32C %#08x, header says %#08x", pid, seq, got, c)
+		}
+		return nil
+	}
+	want, ok := unseal(c)
+	if !ok || want>>32 != 0 {
+		return corrupt("page %d (slot %d): payload CRC word %#016x fails its check", pid, sl, c)
+	}
+	if got := payloadCRC(pid, page); uint64(got) != want {
+		return corrupt("page %d (slot %d): payload CRC32C %#08x, header says %#08x", pid, sl, got, want)
 	}
 	return nil
 }
 
 // Close waits for the writes in flight and makes every later call return
 // ErrClosed. Everything acknowledged is already durable; Close writes
-// nothing and leaves the region open (it belongs to the caller).
+// nothing and leaves the region open (it belongs to the caller, who closes
+// it after the store).
 func (s *Store) Close() error {
 	already := true
 	for i := range s.lanes {
@@ -222,13 +277,17 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Check verifies the whole store against its invariants: every page has
-// exactly one current slot and every spare is owned by one lane
-// (copy-on-write), every page's CRC32C matches (Checksum), and the DRAM
-// page table agrees with the headers in the region. It reads every header
-// (and, for Checksum, every page) and must not run concurrently with
-// writes. Errors wrap ErrCorrupt.
+// Check verifies the whole store against its invariants: every slot header
+// passes its check, every page has exactly one current slot and every
+// spare is owned by one lane and holds nothing newer than its page
+// (copy-on-write), every page's checksum matches (payload CRCs, Checksum),
+// and the DRAM page table agrees with the headers in the region. It reads
+// every header (and, with checksums, every page) and must not run
+// concurrently with writes. Errors wrap ErrCorrupt.
 func (s *Store) Check() error {
+	if err := s.r.Readable(); err != nil {
+		return fmt.Errorf("pagelog: %w", err)
+	}
 	for i := range s.lanes {
 		s.lanes[i].mu.Lock()
 		defer s.lanes[i].mu.Unlock()
@@ -245,11 +304,13 @@ func (s *Store) Check() error {
 			if h.ver != s.pt[p].ver {
 				return corrupt("page %d: header version %d, table says %d", p, h.ver, s.pt[p].ver)
 			}
-			if c := pageCRC(uint64(p), h.ver, s.payload(p)); c != h.crc {
-				return corrupt("page %d version %d: CRC32C %#08x, header says %#08x", p, h.ver, c, h.crc)
+		}
+		for l := range s.lanes {
+			if _, err := s.g.decodeHeader(s.g.pages+l, s.hdr(s.g.pages+l)); err != nil {
+				return err
 			}
 		}
-		return nil
+		return s.scan()
 	}
 	owner := make([]int, s.g.slots) // 0 free, p+1 current slot of page p, -1 spare
 	for p := 0; p < s.g.pages; p++ {
@@ -276,12 +337,16 @@ func (s *Store) Check() error {
 		if err != nil {
 			return err
 		}
-		if h.used && h.ver > s.pt[h.pid].ver {
+		switch {
+		case !h.used:
+		case s.g.layout == Packed && (int(h.pid%uint64(s.g.lanes)) != l || s.g.verStep(s.pt[h.pid].ver, h.ver) != 1):
+			return corrupt("spare slot %d of lane %d holds version %d of page %d, whose current version is %d", sp, l, h.ver, h.pid, s.pt[h.pid].ver)
+		case s.g.layout == TwoWord && h.ver > s.pt[h.pid].ver:
 			return corrupt("spare slot %d holds version %d of page %d, newer than the current %d", sp, h.ver, h.pid, s.pt[h.pid].ver)
 		}
 		if c := binary.LittleEndian.Uint64(s.logHeader(l)); c != 0 {
 			return corrupt("micro log of lane %d is still valid (%#x)", l, c)
 		}
 	}
-	return nil
+	return s.scan()
 }

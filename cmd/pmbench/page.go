@@ -40,6 +40,7 @@ type pageVariant struct {
 var pageVariants = []pageVariant{
 	{name: "inplace-unsafe", raw: true},
 	{name: "cow", opts: pagelog.Options{Layout: pagelog.Packed}},
+	{name: "cow-crc", opts: pagelog.Options{Layout: pagelog.Packed, PayloadCRC: true}},
 	{name: "cow-fence", opts: pagelog.Options{Layout: pagelog.TwoWord, FenceOnly: true}},
 	{name: "cow-2word", opts: pagelog.Options{Layout: pagelog.TwoWord}},
 	{name: "microlog-4", opts: pagelog.Options{Layout: pagelog.Packed, MicroLogLines: 4}, dirty: 4},
@@ -124,7 +125,7 @@ func runPage(b *bench) error {
 		left:   2,
 	}
 	tab.notes = append(tab.notes,
-		"cow: packed 1-word header (default), 2 barriers; cow-fence: paper's 2-word header, fence only between pid and pvn (needs line-atomic write-back); cow-2word: flush+fence between them, 3 barriers",
+		"cow: packed 1-word header (default), 2 barriers; cow-crc: the same with a CRC32C of every page (PayloadCRC); cow-fence: paper's 2-word header, fence only between pid and pvn (needs line-atomic write-back); cow-2word: flush+fence between them, 3 barriers",
 		"microlog-N: WriteLines with N dirty lines, 4 barriers; checksum: backup copy + in-place write with CRC32C, 2 barriers, page written twice; inplace-unsafe: one persist.Copy, not failure-atomic",
 		b.r.Info().String())
 	runtime.LockOSThread()

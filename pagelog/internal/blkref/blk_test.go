@@ -30,8 +30,9 @@ func median(x []float64) float64 {
 // TestVersusPMDK: 4 KiB pages, one thread, libpmemblk (PMEM_IS_PMEM_FORCE=1)
 // against pagelog's default (Packed copy-on-write) on the same number of
 // pages, sequential and random page numbers, and an unsafe in-place
-// persist.Copy as the upper bound. The five run interleaved in batches of
-// 16 writes; each figure is the median over its batches.
+// persist.Copy as the upper bound, and pagelog with payload CRCs
+// (PayloadCRC) on random pages. The six run interleaved in batches of 16
+// writes; each figure is the median over its batches.
 func TestVersusPMDK(t *testing.T) {
 	if os.Getenv("PMEM_IS_PMEM_FORCE") != "1" {
 		t.Skip("set PMEM_IS_PMEM_FORCE=1: tmpfs is not PMem")
@@ -55,19 +56,31 @@ func TestVersusPMDK(t *testing.T) {
 	require.NoError(t, err)
 	raw := r.Bytes()[r.Size()-pages*4096/2:] // the unsafe copy: half the pages, in the slots' area
 
+	oc := &pagelog.Options{Pages: pages, PayloadCRC: true}
+	size, err = pagelog.Size(oc)
+	require.NoError(t, err)
+	path = filepath.Join(dir, fmt.Sprintf("blkref-%d-crc.pm", os.Getpid()))
+	rc, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true, ForcePMem: true})
+	require.NoError(t, err)
+	os.Remove(path)
+	defer rc.Close()
+	sc, err := pagelog.Create(rc, oc)
+	require.NoError(t, err)
+
 	buf := make([]byte, 4096)
 	// Warm up: every block and page written once.
 	all := make([]int64, pages)
 	for i := range all {
 		all[i] = int64(i)
 		require.NoError(t, s.Write(uint64(i), buf))
+		require.NoError(t, sc.Write(uint64(i), buf))
 	}
 	require.NoError(t, blk.Write(buf, all))
 
-	names := []string{"pmemblk seq", "pmemblk rand", "pagelog cow seq", "pagelog cow rand", "inplace-unsafe rand"}
+	names := []string{"pmemblk seq", "pmemblk rand", "pagelog cow seq", "pagelog cow rand", "inplace-unsafe rand", "pagelog cow+crc rand"}
 	ns := make([][]float64, len(names))
 	seq := [2]int64{}
-	x := [3]uint64{88172645463325252, 88172645463325252, 88172645463325252}
+	x := [4]uint64{88172645463325252, 88172645463325252, 88172645463325252, 88172645463325252}
 	rnd := func(k int, n int) int64 {
 		x[k] ^= x[k] << 13
 		x[k] ^= x[k] >> 7
@@ -84,6 +97,8 @@ func TestVersusPMDK(t *testing.T) {
 					seq[k/2]++
 				case 1, 3:
 					bns[i] = rnd(k/2, pages)
+				case 5:
+					bns[i] = rnd(3, pages)
 				default:
 					bns[i] = rnd(2, pages/2)
 				}
@@ -95,6 +110,12 @@ func TestVersusPMDK(t *testing.T) {
 			case 2, 3:
 				for _, b := range bns {
 					if err := s.Write(uint64(b), buf); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case 5:
+				for _, b := range bns {
+					if err := sc.Write(uint64(b), buf); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -117,7 +138,7 @@ func TestVersusPMDK(t *testing.T) {
 	t.Logf("|---|---|---|---|")
 	for k, n := range names {
 		ref := med[k%2]
-		if k == 4 {
+		if k >= 4 {
 			ref = med[1]
 		}
 		t.Logf("| %s | %.0f | %.2f M | %.2f |", n, med[k], 1e3/med[k], ref/med[k])
