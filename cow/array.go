@@ -2,11 +2,14 @@ package cow
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/braid-pm/braid/internal/invariants"
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -27,11 +30,22 @@ const MaxSize = 1024
 // case), 64+64 for up to 56 bytes (sel and copy 0 in line 0, copy 1 in line
 // 1), and 64 + 2*roundup(size, 64) above that (sel alone in line 0).
 //
-// An Array keeps no state besides the layout. Update and Read of different
-// objects may run concurrently from any number of goroutines. An object
-// must have one writer at a time, and a Read of an object must not overlap
-// an Update of the same object (two Updates during one Read would
-// overwrite the copy it reads); synchronize those yourself.
+// With Options.Checksum the layout is the same, and the selector word
+// carries the check of the copy it names:
+//
+//	sel   bits 31..0   number of completed updates, mod 2^32; copy sel&1
+//	      bits 63..32  CRC-32C of that copy's bytes, seeded with bits 31..0
+//
+// so the flip that makes a copy active stores its check in the same 8-byte
+// store: no other word to write, flush or read.
+//
+// An Array keeps no state besides the layout and holds no resource: it has
+// no Close. Finish every operation on it before its region is closed;
+// afterwards its methods return an error wrapping persist.ErrClosed. Update
+// and Read of different objects may run concurrently from any number of
+// goroutines. An object must have one writer at a time, and a Read of an
+// object must not overlap an Update of the same object (two Updates during
+// one Read would overwrite the copy it reads); synchronize those yourself.
 type Array struct {
 	r      *persist.Region
 	off    int
@@ -40,9 +54,27 @@ type Array struct {
 	size   int
 	count  int
 	stride int
-	copy0  int // offset of copy 0 in a slot
-	copy1  int
+	copy0  int    // offset of copy 0 in a slot
+	copy1  int    // offset of copy 1 in a slot
+	sum    bool   // checksummed
+	ro     bool   // the region is read-only
+	zsum   uint32 // check of zeros under count 0 (what Create writes)
 }
+
+// Options configure Create. A nil *Options means the defaults.
+type Options struct {
+	// Checksum keeps a CRC-32C of the active copy in the upper half of
+	// the selector word, stored by the same 8-byte store that makes the
+	// copy active, and verified by every Read and by Check: a copy or
+	// selector changed on the media since (a bit flip, a stray write) and
+	// a zeroed slot are ErrCorrupt instead of data. It costs a CRC of the
+	// object per Update and per Read, and Updates counts modulo 2^32; the
+	// layout and the barriers are the same. Open reads the choice from
+	// the header.
+	Checksum bool
+}
+
+func (o *Options) checksum() bool { return o != nil && o.Checksum }
 
 func checkSize(size int) error {
 	if size < 1 || size > MaxSize {
@@ -65,7 +97,8 @@ func layout(size int) (copy0, copy1, stride int) {
 }
 
 // Footprint returns the bytes an Array of count objects of size bytes
-// occupies from its offset: the 64-byte header and count slots.
+// occupies from its offset: the 64-byte header and count slots, with or
+// without checksums.
 func Footprint(size, count int) (int, error) {
 	if err := checkSize(size); err != nil {
 		return 0, err
@@ -78,12 +111,14 @@ func Footprint(size, count int) (int, error) {
 }
 
 // Create formats an Array of count objects of size bytes (1 to MaxSize) at
-// offset off of r (a multiple of 64). Every object reads as zeros. What was
-// at that place before is lost, also when Create fails half-way. When
-// Create returns nil the array is durable; a crash during it leaves either
-// the complete array or ErrNoArray.
-func Create(r *persist.Region, off, size, count int) (*Array, error) {
-	hb, err := checkPlace(r, off)
+// offset off of r (a multiple of 64), with the options opts (nil for the
+// defaults). Every object reads as zeros. What was at that place before is
+// lost, also when Create fails half-way. When Create returns nil the array
+// is durable; a crash during it leaves either the complete array or
+// ErrNoArray. A read-only or closed region is an error wrapping
+// persist.ErrReadOnly or persist.ErrClosed, and nothing is written.
+func Create(r *persist.Region, off, size, count int, opts *Options) (*Array, error) {
+	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
@@ -95,59 +130,84 @@ func Create(r *persist.Region, off, size, count int) (*Array, error) {
 		return nil, fmt.Errorf("%w: %d objects of %d bytes need %d bytes from offset %d, the region has %d",
 			ErrTooSmall, count, size, need, off, r.Size()-off)
 	}
-	if err := invalidate(r, hb); err != nil {
+	if err := arrayKind.Invalidate(r, hb); err != nil {
+		return nil, err
+	}
+	a := newArray(r, off, size, count, opts.checksum())
+	if err := a.format(); err != nil {
 		return nil, fmt.Errorf("cow: %w", err)
 	}
-	a := newArray(r, off, size, count)
-	if err := r.Set(r.Bytes()[a.first:a.end], 0, 0); err != nil {
-		return nil, fmt.Errorf("cow: %w", err)
+	h := pmheader.Fields{Size: uint32(size), Stride: uint32(a.stride), Count: uint64(count)}
+	if a.sum {
+		h.Flags = flagChecksum
 	}
-	h := header{size: uint32(size), stride: uint32(a.stride), count: uint64(count)}
-	if err := commit(r, hb, &h, magicArray); err != nil {
-		return nil, fmt.Errorf("cow: %w", err)
+	if err := arrayKind.Commit(r, hb, &h); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
-func newArray(r *persist.Region, off, size, count int) *Array {
-	c0, c1, st := layout(size)
-	return &Array{
-		r: r, off: off, first: off + headerSize, end: off + headerSize + count*st,
-		size: size, count: count, stride: st, copy0: c0, copy1: c1,
+// format zeroes the slots durably. With checksums the selector words get
+// the check of zeros (copy 0, count 0).
+func (a *Array) format() error {
+	mem := a.r.Bytes()
+	if !a.sum {
+		return a.r.Set(mem[a.first:a.end], 0, 0)
 	}
+	if err := a.r.Set(mem[a.first:a.end], 0, persist.NoFlush); err != nil {
+		return err
+	}
+	w := uint64(a.zsum) << 32
+	for o := a.first; o < a.end; o += a.stride {
+		persist.Store64(mem[o:], w)
+	}
+	return a.r.Persist(mem[a.first:a.end])
+}
+
+func newArray(r *persist.Region, off, size, count int, sum bool) *Array {
+	c0, c1, st := layout(size)
+	a := &Array{
+		r: r, off: off, first: off + headerSize, end: off + headerSize + count*st,
+		size: size, count: count, stride: st, copy0: c0, copy1: c1, sum: sum,
+		ro: errors.Is(r.Writable(), persist.ErrReadOnly),
+	}
+	if sum {
+		var zeros [MaxSize]byte
+		a.zsum = check(0, zeros[:size])
+	}
+	return a
 }
 
 // Open opens the Array at offset off of r. There is nothing to recover:
 // the selector word of each object names a copy that was durable before
-// the selector was. Open returns ErrNoArray for an empty header and an
+// the selector was. Open writes nothing, so it also opens an array in a
+// read-only region (whose Update then returns an error wrapping
+// persist.ErrReadOnly). Open returns ErrNoArray for an empty header and an
 // error wrapping ErrCorrupt (and persist.ErrCorrupt) for a bad one.
 func Open(r *persist.Region, off int) (*Array, error) {
-	hb, err := checkPlace(r, off)
+	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
-	h, err := decodeHeader(hb, magicArray, "CoW array")
+	h, err := arrayKind.Decode(hb)
 	if err != nil {
 		return nil, err
 	}
-	size := int(h.size)
+	size, sum := int(h.Size), h.Flags&flagChecksum != 0
 	if checkSize(size) != nil {
 		return nil, fmt.Errorf("%w: header says objects of %d bytes", ErrCorrupt, size)
 	}
-	if _, _, st := layout(size); int(h.stride) != st {
-		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.stride, size, st)
+	if _, _, st := layout(size); int(h.Stride) != st {
+		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.Stride, size, st)
 	}
-	if h.aux != 0 {
-		return nil, fmt.Errorf("%w: header has a non-zero aux field %#x", ErrCorrupt, h.aux)
+	if h.Aux != 0 {
+		return nil, fmt.Errorf("%w: header has a non-zero aux field %#x", ErrCorrupt, h.Aux)
 	}
-	if h.count == 0 {
-		return nil, fmt.Errorf("%w: header says 0 objects", ErrCorrupt)
+	count, err := arrayKind.Extent(r, off, 0, h)
+	if err != nil {
+		return nil, err
 	}
-	if avail := uint64(r.Size()-off-headerSize) / uint64(h.stride); h.count > avail {
-		return nil, fmt.Errorf("%w: header says %d objects of %d bytes, the region holds %d from offset %d",
-			ErrTooSmall, h.count, size, avail, off)
-	}
-	return newArray(r, off, size, int(h.count)), nil
+	return newArray(r, off, size, count, sum), nil
 }
 
 // Len returns the number of objects.
@@ -193,8 +253,16 @@ func (a *Array) Update(i int, val []byte) error {
 	if len(val) != a.size {
 		return errLen("value", len(val), a.size)
 	}
+	if a.ro {
+		return errReadOnly()
+	}
 	s := sel(mem, o)
 	seq := atomic.LoadUint64(s) + 1
+	if a.sum {
+		// The count in the low half; the check of the new copy in the
+		// high half, flipped in with it.
+		seq = uint64(uint32(seq)) | uint64(check(uint32(seq), val))<<32
+	}
 	c := o + a.copyAt(seq)
 	if err := a.r.Copy(mem[c:c+a.size], val, 0); err != nil {
 		return fmt.Errorf("cow: %w", err)
@@ -210,7 +278,10 @@ func (a *Array) Update(i int, val []byte) error {
 	return nil
 }
 
-// Read copies the value of object i into dst (exactly Size() bytes).
+// Read copies the value of object i into dst (exactly Size() bytes). In a
+// checksummed array it then verifies what it copied against the check in
+// the selector word: a mismatch is an error wrapping ErrCorrupt, and dst is
+// zeroed.
 func (a *Array) Read(i int, dst []byte) error {
 	mem, o, err := a.object(i)
 	if err != nil {
@@ -219,17 +290,80 @@ func (a *Array) Read(i int, dst []byte) error {
 	if len(dst) != a.size {
 		return errLen("buffer", len(dst), a.size)
 	}
+	if a.sum {
+		return a.readChecked(i, mem, o, dst)
+	}
 	c := o + a.copyAt(atomic.LoadUint64(sel(mem, o)))
 	copy(dst, mem[c:c+a.size])
 	return nil
 }
 
+// readChecked is Read for a checksummed array.
+func (a *Array) readChecked(i int, mem []byte, o int, dst []byte) error {
+	w := atomic.LoadUint64(sel(mem, o))
+	c := o + a.copyAt(w)
+	copy(dst, mem[c:c+a.size])
+	// Check what is returned, not the media a second time.
+	if want := check(uint32(w), dst); uint32(w>>32) != want {
+		clear(dst)
+		return a.mismatch(i, w, want)
+	}
+	return nil
+}
+
+// check is the check of a copy holding v that count seq makes active:
+// CRC-32C of v seeded with seq, so that the check of a copy holds under
+// that count only (a flipped count bit, even the lowest, which names the
+// other copy, fails it).
+func check(seq uint32, v []byte) uint32 {
+	return crc32.Update(seq, castagnoli, v)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (a *Array) mismatch(i int, w uint64, want uint32) error {
+	return fmt.Errorf("%w: object %d: selector word %#016x (count %d, check %#08x), copy %d gives check %#08x",
+		ErrCorrupt, i, w, uint32(w), uint32(w>>32), w&1, want)
+}
+
+// Check verifies every object of a checksummed array (see Read) and
+// returns the first mismatch, wrapping ErrCorrupt; an array without
+// checksums has nothing to verify. Open does not do it: it reads the
+// header only.
+func (a *Array) Check() error {
+	mem := a.r.Bytes()
+	if len(mem) < a.end {
+		return errClosed()
+	}
+	if !a.sum {
+		return nil
+	}
+	for i := range a.count {
+		o := a.first + i*a.stride
+		w := atomic.LoadUint64(sel(mem, o))
+		c := o + a.copyAt(w)
+		if want := check(uint32(w), mem[c:c+a.size]); uint32(w>>32) != want {
+			return a.mismatch(i, w, want)
+		}
+	}
+	return nil
+}
+
+// Checksum reports whether the array keeps a check of each object
+// (Options.Checksum at Create).
+func (a *Array) Checksum() bool { return a.sum }
+
 // Updates returns the number of completed updates of object i (its
-// selector word); the active copy is Updates() % 2.
+// selector word; modulo 2^32 in a checksummed array); the active copy is
+// Updates() % 2.
 func (a *Array) Updates(i int) (uint64, error) {
 	mem, o, err := a.object(i)
 	if err != nil {
 		return 0, err
 	}
-	return atomic.LoadUint64(sel(mem, o)), nil
+	w := atomic.LoadUint64(sel(mem, o))
+	if a.sum {
+		w = uint64(uint32(w))
+	}
+	return w, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -27,6 +28,8 @@ func fill(b []byte, seed uint64) {
 	}
 }
 
+var checksummed = &cow.Options{Checksum: true}
+
 func TestFootprint(t *testing.T) {
 	for _, c := range []struct{ size, stride int }{
 		{1, 64}, {8, 64}, {16, 64}, {24, 64}, {25, 128}, {28, 128}, {32, 128}, {56, 128},
@@ -45,38 +48,47 @@ func TestFootprint(t *testing.T) {
 }
 
 func TestBasics(t *testing.T) {
-	for _, size := range []int{1, 7, 8, 16, 24, 28, 29, 32, 56, 57, 64, 100, 256, 1024} {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			r := mustRegion(t, 1<<20)
-			a, err := cow.Create(r, 64, size, 23)
-			require.NoError(t, err)
-			require.Equal(t, 23, a.Len())
-			require.Equal(t, size, a.Size())
-			got := make([]byte, size)
-			want := make([][]byte, a.Len())
-			for i := range a.Len() {
-				require.NoError(t, a.Read(i, got))
-				require.Equal(t, make([]byte, size), got)
-				want[i] = make([]byte, size)
-			}
-			for round := range 50 {
-				i := round * 5 % a.Len()
-				v := make([]byte, size)
-				fill(v, uint64(round)+1)
-				require.NoError(t, a.Update(i, v))
-				want[i] = v
-			}
-			b, err := cow.Open(r, 64)
-			require.NoError(t, err)
-			for i := range a.Len() {
-				require.NoError(t, b.Read(i, got))
-				require.Equal(t, want[i], got, "object %d", i)
-			}
-			n, err := b.Updates(0)
-			require.NoError(t, err)
-			require.Equal(t, uint64(3), n, "rounds 0, 23 and 46")
-		})
+	for _, opts := range []*cow.Options{nil, checksummed} {
+		for _, size := range []int{1, 7, 8, 16, 24, 28, 29, 32, 56, 57, 64, 100, 256, 1024} {
+			t.Run(fmt.Sprintf("%d/checksum=%v", size, opts != nil), func(t *testing.T) {
+				testBasics(t, size, opts)
+			})
+		}
 	}
+}
+
+func testBasics(t *testing.T, size int, opts *cow.Options) {
+	r := mustRegion(t, 1<<20)
+	a, err := cow.Create(r, 64, size, 23, opts)
+	require.NoError(t, err)
+	require.Equal(t, opts != nil, a.Checksum())
+	require.Equal(t, 23, a.Len())
+	require.Equal(t, size, a.Size())
+	got := make([]byte, size)
+	want := make([][]byte, a.Len())
+	for i := range a.Len() {
+		require.NoError(t, a.Read(i, got))
+		require.Equal(t, make([]byte, size), got)
+		want[i] = make([]byte, size)
+	}
+	for round := range 50 {
+		i := round * 5 % a.Len()
+		v := make([]byte, size)
+		fill(v, uint64(round)+1)
+		require.NoError(t, a.Update(i, v))
+		want[i] = v
+	}
+	b, err := cow.Open(r, 64)
+	require.NoError(t, err)
+	require.Equal(t, opts != nil, b.Checksum())
+	require.NoError(t, b.Check())
+	for i := range a.Len() {
+		require.NoError(t, b.Read(i, got))
+		require.Equal(t, want[i], got, "object %d", i)
+	}
+	n, err := b.Updates(0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), n, "rounds 0, 23 and 46")
 }
 
 func TestCreateErrors(t *testing.T) {
@@ -99,7 +111,7 @@ func TestCreateErrors(t *testing.T) {
 		{"too many objects", r, 0, 16, 2000, cow.ErrTooSmall},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := cow.Create(c.r, c.off, c.size, c.count)
+			_, err := cow.Create(c.r, c.off, c.size, c.count, nil)
 			require.ErrorIs(t, err, c.want)
 			t.Log(err)
 		})
@@ -113,12 +125,12 @@ func TestOpenErrors(t *testing.T) {
 	require.ErrorIs(t, err, cow.ErrNoArray)
 	_, err = cow.Open(r, 1<<16-32)
 	require.ErrorIs(t, err, cow.ErrInvalid)
-	_, err = cow.Create(r, 0, 16, 10)
+	_, err = cow.Create(r, 0, 16, 10, nil)
 	require.NoError(t, err)
 	for _, c := range []struct {
 		name string
 		at   int
-	}{{"magic", 3}, {"format", 8}, {"flags", 13}, {"size", 16}, {"stride", 20}, {"count", 24}, {"aux", 33}, {"crc", 58}} {
+	}{{"magic", 3}, {"format", 8}, {"flags", 12}, {"flags", 13}, {"size", 16}, {"stride", 20}, {"count", 24}, {"aux", 33}, {"crc", 58}} {
 		mem[c.at] ^= 0x04
 		_, err := cow.Open(r, 0)
 		require.ErrorIs(t, err, cow.ErrCorrupt, c.name)
@@ -138,7 +150,7 @@ func TestOpenErrors(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	r := mustRegion(t, 1<<16)
-	a, err := cow.Create(r, 0, 16, 10)
+	a, err := cow.Create(r, 0, 16, 10, nil)
 	require.NoError(t, err)
 	buf := make([]byte, 16)
 	require.ErrorIs(t, a.Update(-1, buf), cow.ErrIndex)
@@ -151,7 +163,14 @@ func TestBadArguments(t *testing.T) {
 	require.NoError(t, r.Close())
 	require.ErrorIs(t, a.Update(0, buf), persist.ErrClosed)
 	require.ErrorIs(t, a.Read(0, buf), persist.ErrClosed)
+	require.ErrorIs(t, a.Check(), persist.ErrClosed)
+	_, err = a.Updates(0)
+	require.ErrorIs(t, err, persist.ErrClosed)
 	_, err = cow.Open(r, 0)
+	require.ErrorIs(t, err, persist.ErrClosed)
+	_, err = cow.Create(r, 0, 16, 10, nil)
+	require.ErrorIs(t, err, persist.ErrClosed)
+	_, err = cow.Create(r, 1<<20, 16, 10, checksummed) // past the end, closed first
 	require.ErrorIs(t, err, persist.ErrClosed)
 }
 
@@ -162,7 +181,8 @@ func TestModel(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 3))
 			r := mustRegion(t, 1<<20)
 			const n = 40
-			a, err := cow.Create(r, 0, size, n)
+			opts := &cow.Options{Checksum: size%16 == 0}
+			a, err := cow.Create(r, 0, size, n, opts)
 			require.NoError(t, err)
 			model := map[int][]byte{}
 			buf := make([]byte, size)
@@ -193,7 +213,7 @@ func TestModel(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	r := mustRegion(t, 1<<20)
 	const n, g, rounds = 64, 8, 200
-	a, err := cow.Create(r, 0, 16, n)
+	a, err := cow.Create(r, 0, 16, n, checksummed)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, g)
@@ -230,4 +250,35 @@ func TestConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, uint64(rounds), u)
 	}
+}
+
+// A read-only region: Create refuses before any store (a store would be a
+// fatal fault), Open, Read and Check work, Update refuses.
+func TestReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cow.pm")
+	rw, err := persist.Map(path, &persist.Options{Size: 1 << 16, Create: true})
+	require.NoError(t, err)
+	a, err := cow.Create(rw, 0, 16, 4, checksummed)
+	require.NoError(t, err)
+	v := []byte("0123456789abcdef")
+	require.NoError(t, a.Update(2, v))
+	require.NoError(t, rw.Close())
+
+	ro, err := persist.Map(path, &persist.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer ro.Close()
+	for _, off := range []int{0, 4096} { // over an array and over zeros
+		_, err = cow.Create(ro, off, 16, 4, nil)
+		require.ErrorIs(t, err, persist.ErrReadOnly)
+		t.Log(err)
+	}
+	b, err := cow.Open(ro, 0)
+	require.NoError(t, err)
+	got := make([]byte, 16)
+	require.NoError(t, b.Read(2, got))
+	require.Equal(t, v, got)
+	require.NoError(t, b.Check())
+	require.ErrorIs(t, b.Update(2, got), persist.ErrReadOnly)
+	require.NoError(t, b.Read(2, got))
+	require.Equal(t, v, got)
 }

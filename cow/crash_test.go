@@ -21,6 +21,7 @@ import (
 type history struct {
 	size     int
 	n        int
+	opts     *Options
 	created  bool
 	acked    [][]byte
 	inflight int
@@ -39,7 +40,7 @@ func (h *history) workload(ops int, update func(a *Array, i int, v []byte) error
 	return func(w *crash.Run) error {
 		h.created, h.inflight = false, -1
 		h.acked = make([][]byte, h.n)
-		a, err := Create(w.Region("r"), 0, h.size, h.n)
+		a, err := Create(w.Region("r"), 0, h.size, h.n, h.opts)
 		if err != nil {
 			return err
 		}
@@ -68,6 +69,12 @@ func (h *history) check(img *crash.Image) error {
 			return nil // nothing promised yet
 		}
 		return fmt.Errorf("open after the array was created: %w", err)
+	}
+	if a.Checksum() != h.opts.checksum() {
+		return fmt.Errorf("opened with checksums %v, created with %v", a.Checksum(), h.opts.checksum())
+	}
+	if err := a.Check(); err != nil {
+		return err
 	}
 	got := make([]byte, h.size)
 	zeros := make([]byte, h.size)
@@ -108,6 +115,13 @@ func (h *history) check(img *crash.Image) error {
 
 func update(a *Array, i int, v []byte) error { return a.Update(i, v) }
 
+func updateChecked(a *Array, i int, v []byte) error {
+	if err := a.Update(i, v); err != nil {
+		return err
+	}
+	return a.Check()
+}
+
 // flipFirst is the broken CoW: the selector is advanced before the new copy
 // is durable, and both are made durable under one barrier, so the selector
 // may reach the media without the data it names.
@@ -118,6 +132,9 @@ func flipFirst(a *Array, i int, v []byte) error {
 	}
 	s := sel(mem, o)
 	seq := atomic.LoadUint64(s) + 1
+	if a.sum {
+		seq = uint64(uint32(seq)) | uint64(check(uint32(seq), v))<<32
+	}
 	c := o + a.copyAt(seq)
 	copy(mem[c:c+a.size], v)
 	atomic.StoreUint64(s, seq)
@@ -130,10 +147,19 @@ func flipFirst(a *Array, i int, v []byte) error {
 func TestCrash(t *testing.T) {
 	for _, c := range []struct {
 		size    int
+		sum     bool
 		garbage bool
 		mode    persist.Mode
-	}{{8, false, 0}, {16, false, 0}, {40, false, 0}, {64, false, 0}, {200, false, 0}, {16, true, 0}, {64, true, 0}, {16, false, persist.ModeEADR}} {
+	}{
+		{8, false, false, 0}, {16, false, false, 0}, {40, false, false, 0}, {64, false, false, 0}, {200, false, false, 0},
+		{16, false, true, 0}, {64, false, true, 0}, {16, false, false, persist.ModeEADR},
+		{3, true, false, 0}, {16, true, false, 0}, {40, true, false, 0}, {64, true, false, 0}, {200, true, false, 0},
+		{16, true, true, 0}, {16, true, false, persist.ModeEADR},
+	} {
 		name := fmt.Sprint(c.size)
+		if c.sum {
+			name += "/checksum"
+		}
 		if c.garbage {
 			name += "/garbage"
 		}
@@ -141,9 +167,13 @@ func TestCrash(t *testing.T) {
 			name += "/eadr"
 		}
 		t.Run(name, func(t *testing.T) {
-			h := &history{size: c.size, n: 3}
+			h := &history{size: c.size, n: 3, opts: &Options{Checksum: c.sum}}
+			up := update
+			if c.sum {
+				up = updateChecked // every durable state of the workload verifies
+			}
 			cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: 8 << 10, Garbage: c.garbage}}, Seed: uint64(c.size), Mode: c.mode}
-			rep := crash.Test(t, cfg, h.workload(8, update), h.check)
+			rep := crash.Test(t, cfg, h.workload(8, up), h.check)
 			require.Greater(t, rep.Points, 16, "two barriers per update")
 			require.Positive(t, rep.RecoveryPoints)
 		})
@@ -151,10 +181,16 @@ func TestCrash(t *testing.T) {
 }
 
 func TestCrashCatchesBroken(t *testing.T) {
-	for _, size := range []int{16, 64} {
-		name := fmt.Sprintf("cow-flip-before-persist/%d", size)
+	for _, c := range []struct {
+		size int
+		sum  bool
+	}{{16, false}, {64, false}, {16, true}} {
+		name := fmt.Sprintf("cow-flip-before-persist/%d", c.size)
+		if c.sum {
+			name += "/checksum"
+		}
 		t.Run(name, func(t *testing.T) {
-			h := &history{size: size, n: 3}
+			h := &history{size: c.size, n: 3, opts: &Options{Checksum: c.sum}}
 			cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: 8 << 10}}, Seed: 1}
 			rep, err := crash.Check(cfg, h.workload(6, flipFirst), h.check)
 			require.NoError(t, err)

@@ -23,6 +23,40 @@
 // word-atomic model of persist/crash), with one Update per object at a
 // time.
 //
+// # Corruption
+//
+// The header line is checked (magic, CRC-32C, format, fields): a bad one is
+// ErrCorrupt. The objects are checked only in an array created with
+// Options.Checksum:
+//
+//   - Without it, nothing in a slot is verified. A bit flipped on the media
+//     (or a stray write) in the active copy is returned by Read as data; a
+//     flip of the selector's lowest bit makes Read return the other copy
+//     (the previous value, or zeros). Flips in the inactive copy and in the
+//     selector's other bits do not change what Read returns.
+//   - With it, the selector word holds the update count in its low half and
+//     the CRC-32C of the copy it names, seeded with that count, in its high
+//     half. The flip stores both with one 8-byte store, so the crash
+//     guarantees, the layout and the barriers are unchanged. Read and
+//     Check verify the active copy: any single-bit change of the copy or
+//     of the selector word (a flipped count bit, even the lowest, which
+//     names the other copy, fails the check) and a zeroed slot are
+//     ErrCorrupt, never data, and so are wider changes but for a chance of
+//     2^-32 each; changes to the inactive copy are harmless.
+//     The cost is a CRC of the object per Update and per Read, and
+//     Updates counts modulo 2^32.
+//
+// # Regions: read-only, closed
+//
+// Create needs a writable region: on a read-only one it returns an error
+// wrapping persist.ErrReadOnly before any store (a store to a read-only
+// mapping is a fatal fault, not an error). Open writes nothing, so it
+// opens arrays in read-only regions; their Update returns an error
+// wrapping persist.ErrReadOnly. An Array holds no resource and has no
+// Close: finish using it before closing its region. On a closed region
+// Create, Open and every method return an error wrapping persist.ErrClosed
+// (a Close running concurrently with them is a race, like any Close).
+//
 // # Concurrency
 //
 // Updates and reads of different objects may run from any number of
@@ -34,6 +68,6 @@
 // Object sizes outside 1..MaxSize and values or buffers of the wrong
 // length are ErrSize, indexes out of range ErrIndex, a region too small
 // ErrTooSmall, bad offsets ErrInvalid, an empty header ErrNoArray, a
-// corrupt header ErrCorrupt (which wraps persist.ErrCorrupt). Nothing
-// panics on input or on persistent bytes.
+// corrupt header or (with checksums) object ErrCorrupt, which wraps
+// persist.ErrCorrupt. Nothing panics on input or on persistent bytes.
 package cow

@@ -38,3 +38,7 @@ func errLen(what string, got, want int) error {
 func errClosed() error {
 	return fmt.Errorf("cow: %w", persist.ErrClosed)
 }
+
+func errReadOnly() error {
+	return fmt.Errorf("cow: %w", persist.ErrReadOnly)
+}

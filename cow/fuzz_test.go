@@ -5,23 +5,29 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
 
 // FuzzOpen opens an Array over arbitrary bytes: no panic, only ErrNoArray,
-// ErrCorrupt or ErrTooSmall, and when it opens, every object reads.
+// ErrCorrupt or ErrTooSmall; when it opens, every object reads, and in a
+// checksummed array a Read fails (ErrCorrupt) exactly for the objects
+// Check reports.
 func FuzzOpen(f *testing.F) {
 	r, err := persist.Anonymous(16<<10, nil)
 	require.NoError(f, err)
 	defer r.Close()
-	a, err := Create(r, 0, 24, 20)
-	require.NoError(f, err)
-	for i := range 20 {
-		require.NoError(f, a.Update(i, []byte("abcdefghijklmnopqrstuvwx")))
+	for _, opts := range []*Options{nil, {Checksum: true}} {
+		clear(r.Bytes())
+		a, err := Create(r, 0, 24, 20, opts)
+		require.NoError(f, err)
+		for i := range 20 {
+			require.NoError(f, a.Update(i, []byte("abcdefghijklmnopqrstuvwx")))
+		}
+		f.Add(append([]byte(nil), r.Bytes()[:4096]...))
+		f.Add(append([]byte(nil), r.Bytes()[:64]...))
 	}
-	f.Add(append([]byte(nil), r.Bytes()[:2048]...))
-	f.Add(append([]byte(nil), r.Bytes()[:64]...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := r.Bytes()
@@ -35,25 +41,38 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		buf := make([]byte, a.Size())
+		bad := false
 		for i := range a.Len() {
-			require.NoError(t, a.Read(i, buf))
+			err := a.Read(i, buf)
+			if err != nil {
+				require.True(t, a.Checksum(), "only checksummed arrays find bad objects")
+				require.ErrorIs(t, err, persist.ErrCorrupt)
+				require.Equal(t, make([]byte, a.Size()), buf, "nothing returned as data")
+				bad = true
+			}
+		}
+		if err := a.Check(); bad {
+			require.ErrorIs(t, err, ErrCorrupt)
+		} else {
+			require.NoError(t, err)
 		}
 	})
 }
 
-// FuzzHeader decodes arbitrary header bytes: no panic, and a header that
-// decodes re-encodes to the same bytes.
+// FuzzHeader decodes arbitrary header bytes as a CoW array's: no panic,
+// and a header that decodes re-encodes to the same bytes.
 func FuzzHeader(f *testing.F) {
 	var hb [headerSize]byte
-	h := header{size: 16, stride: 64, count: 10}
-	h.encode(hb[:])
-	binary.LittleEndian.PutUint64(hb[:], magicArray)
-	f.Add(hb[:])
+	for _, flags := range []uint32{0, flagChecksum} {
+		pmheader.Encode(hb[:], &pmheader.Fields{Flags: flags, Size: 16, Stride: 64, Count: 10})
+		binary.LittleEndian.PutUint64(hb[:], arrayKind.Magic)
+		f.Add(hb[:])
+	}
 	f.Add(make([]byte, headerSize))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var b [headerSize]byte
 		copy(b[:], data)
-		h, err := decodeHeader(b[:], magicArray, "CoW array")
+		h, err := arrayKind.Decode(b[:])
 		if err != nil {
 			if !errors.Is(err, ErrNoArray) && !errors.Is(err, persist.ErrCorrupt) {
 				t.Fatalf("unexpected error kind: %v", err)
@@ -61,8 +80,8 @@ func FuzzHeader(f *testing.F) {
 			return
 		}
 		var again [headerSize]byte
-		h.encode(again[:])
-		binary.LittleEndian.PutUint64(again[:], magicArray)
+		pmheader.Encode(again[:], &h)
+		binary.LittleEndian.PutUint64(again[:], arrayKind.Magic)
 		require.Equal(t, b, again)
 	})
 }

@@ -3,11 +3,13 @@ package fam
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
 
 	"github.com/braid-pm/braid/internal/invariants"
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -20,12 +22,14 @@ const MaxSize = 1024
 // failure-atomic with one persist barrier.
 //
 // An Array keeps no state of its own besides the layout: all of it is in
-// the region. Update and Read of different objects may run concurrently
-// from any number of goroutines. An object must have one writer at a time,
-// and a Read of an object must not overlap an Update of the same object
-// (it may see part of each version); synchronize those yourself, for
-// example with one mutex per object or by partitioning objects among
-// goroutines.
+// the region. It holds no resource and has no Close: finish every
+// operation on it before its region is closed; afterwards its methods
+// return an error wrapping persist.ErrClosed. Update and Read of different
+// objects may run concurrently from any number of goroutines. An object
+// must have one writer at a time, and a Read of an object must not overlap
+// an Update of the same object (it may see part of each version);
+// synchronize those yourself, for example with one mutex per object or by
+// partitioning objects among goroutines.
 type Array struct {
 	r      *persist.Region
 	off    int // header
@@ -34,7 +38,8 @@ type Array struct {
 	size   int
 	count  int
 	stride int
-	nb     int // FAMBs per object
+	nb     int  // FAMBs per object
+	ro     bool // the region is read-only
 	rolled int
 }
 
@@ -66,9 +71,10 @@ func Footprint(size, count int) (int, error) {
 // reads as zeros. Whatever was at that place before is lost, also when
 // Create fails half-way. When Create returns nil the array is durable; if
 // it is interrupted by a crash, Open finds either the complete array or
-// ErrNoArray.
+// ErrNoArray. A read-only or closed region is an error wrapping
+// persist.ErrReadOnly or persist.ErrClosed, and nothing is written.
 func Create(r *persist.Region, off, size, count int) (*Array, error) {
-	hb, err := checkPlace(r, off)
+	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
@@ -80,17 +86,17 @@ func Create(r *persist.Region, off, size, count int) (*Array, error) {
 		return nil, fmt.Errorf("%w: %d objects of %d bytes need %d bytes from offset %d, the region has %d",
 			ErrTooSmall, count, size, need, off, r.Size()-off)
 	}
-	if err := invalidate(r, hb); err != nil {
-		return nil, fmt.Errorf("fam: %w", err)
+	if err := arrayKind.Invalidate(r, hb); err != nil {
+		return nil, err
 	}
 	a := newArray(r, off, size, count)
 	// All-zero FAMBs are a valid FAM: version 0, value 0.
 	if err := r.Set(r.Bytes()[a.first:a.end], 0, 0); err != nil {
 		return nil, fmt.Errorf("fam: %w", err)
 	}
-	h := header{size: uint32(size), stride: uint32(a.stride), count: uint64(count)}
-	if err := commit(r, hb, &h, magicArray); err != nil {
-		return nil, fmt.Errorf("fam: %w", err)
+	h := pmheader.Fields{Size: uint32(size), Stride: uint32(a.stride), Count: uint64(count)}
+	if err := arrayKind.Commit(r, hb, &h); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -100,6 +106,7 @@ func newArray(r *persist.Region, off, size, count int) *Array {
 	return &Array{
 		r: r, off: off, first: off + headerSize, end: off + headerSize + count*st,
 		size: size, count: count, stride: st, nb: blocks(size),
+		ro: errors.Is(r.Writable(), persist.ErrReadOnly),
 	}
 }
 
@@ -112,6 +119,11 @@ func newArray(r *persist.Region, off, size, count int) *Array {
 // ErrNoArray for an empty header, and an error wrapping ErrCorrupt (and
 // persist.ErrCorrupt) for a bad header or an object whose versions no crash
 // can produce.
+//
+// In a read-only region Open writes nothing: it opens an array that needs
+// no rollback (Update then returns an error wrapping persist.ErrReadOnly),
+// and returns an error wrapping persist.ErrReadOnly for one that does, as
+// its torn objects cannot be read until a writable Open rolls them back.
 func Open(r *persist.Region, off int) (*Array, error) {
 	return open(r, off, true)
 }
@@ -119,32 +131,29 @@ func Open(r *persist.Region, off int) (*Array, error) {
 // open is Open; the crash tests open without recovery to show that the
 // simulator catches a FAM that ignores versions.
 func open(r *persist.Region, off int, recover bool) (*Array, error) {
-	hb, err := checkPlace(r, off)
+	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
-	h, err := decodeHeader(hb, magicArray, "FAM array")
+	h, err := arrayKind.Decode(hb)
 	if err != nil {
 		return nil, err
 	}
-	size := int(h.size)
+	size := int(h.Size)
 	if checkSize(size) != nil {
 		return nil, fmt.Errorf("%w: header says objects of %d bytes", ErrCorrupt, size)
 	}
-	if int(h.stride) != stride(size) {
-		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.stride, size, stride(size))
+	if int(h.Stride) != stride(size) {
+		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.Stride, size, stride(size))
 	}
-	if h.aux != 0 {
-		return nil, fmt.Errorf("%w: header has a non-zero aux field %#x", ErrCorrupt, h.aux)
+	if h.Aux != 0 {
+		return nil, fmt.Errorf("%w: header has a non-zero aux field %#x", ErrCorrupt, h.Aux)
 	}
-	if h.count == 0 {
-		return nil, fmt.Errorf("%w: header says 0 objects", ErrCorrupt)
+	count, err := arrayKind.Extent(r, off, 0, h)
+	if err != nil {
+		return nil, err
 	}
-	if avail := uint64(r.Size()-off-headerSize) / uint64(h.stride); h.count > avail {
-		return nil, fmt.Errorf("%w: header says %d objects of %d bytes, the region holds %d from offset %d",
-			ErrTooSmall, h.count, size, avail, off)
-	}
-	a := newArray(r, off, size, int(h.count))
+	a := newArray(r, off, size, count)
 	if recover {
 		if err := a.recover(); err != nil {
 			return nil, err
@@ -153,19 +162,29 @@ func open(r *persist.Region, off int, recover bool) (*Array, error) {
 	return a, nil
 }
 
-// recover rolls back every object that ran ahead, then fences once.
+// recover rolls back every object that ran ahead, then fences once. In a
+// read-only region the first object that needs a rollback ends it, before
+// any store.
 func (a *Array) recover() error {
 	mem := a.r.Bytes()
 	var bad error
 	for i := range a.count {
 		o := a.first + i*a.stride
 		ws := a.blocksAt(mem, o)
-		rolled, ok := rollback(ws)
-		if !ok {
-			bad = a.mixed(i, versionsOf(ws))
+		m := versionsOf(ws)
+		if single(m) {
+			continue
+		}
+		if _, ok := aheadOf(m); !ok {
+			bad = a.mixed(i, m)
 			break
 		}
-		if rolled {
+		if a.ro {
+			bad = fmt.Errorf("fam: object %d was torn by a crash (FAM blocks at versions {%s}) and must be rolled back: %w",
+				i, versionList(m), persist.ErrReadOnly)
+			break
+		}
+		if rolled, _ := rollback(ws); rolled {
 			a.rolled++
 			if err := a.r.Flush(mem[o : o+a.nb*8]); err != nil {
 				return fmt.Errorf("fam: %w", err)
@@ -185,14 +204,19 @@ func (a *Array) blocksAt(mem []byte, o int) []uint64 {
 }
 
 func (a *Array) mixed(i int, m uint) error {
+	return fmt.Errorf("%w: object %d has FAM blocks at versions {%s} (possible after a crash: one version, or two adjacent ones before Open)",
+		ErrCorrupt, i, versionList(m))
+}
+
+// versionList lists the versions of a version mask: "1,2".
+func versionList(m uint) string {
 	var vs []string
 	for v := range 4 {
 		if m&(1<<v) != 0 {
 			vs = append(vs, fmt.Sprint(v))
 		}
 	}
-	return fmt.Errorf("%w: object %d has FAM blocks at versions {%s} (possible after a crash: one version, or two adjacent ones before Open)",
-		ErrCorrupt, i, strings.Join(vs, ","))
+	return strings.Join(vs, ",")
 }
 
 // Len returns the number of objects.
@@ -229,6 +253,9 @@ func (a *Array) Update(i int, val []byte) error {
 	}
 	if len(val) != a.size {
 		return errLen("value", len(val), a.size)
+	}
+	if a.ro {
+		return errReadOnly()
 	}
 	p := unsafe.Pointer(&mem[o])
 	var ok bool
@@ -310,6 +337,9 @@ func (a *Array) Update16(i int, v [16]byte) error {
 	if err != nil {
 		return err
 	}
+	if a.ro {
+		return errReadOnly()
+	}
 	p := (*[5]uint64)(unsafe.Pointer(&mem[o]))
 	if !update16(p, le32(v[0:]), le32(v[4:]), le32(v[8:]), le32(v[12:])) {
 		return a.mixed(i, versionsOf(p[:]))
@@ -348,6 +378,9 @@ func (a *Array) UpdateUint64(i int, v uint64) error {
 	mem, o, err := a.object(i)
 	if err != nil {
 		return err
+	}
+	if a.ro {
+		return errReadOnly()
 	}
 	p := (*[3]uint64)(unsafe.Pointer(&mem[o]))
 	if !update8(p, uint32(v), uint32(v>>32)) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -385,6 +386,121 @@ func TestConcurrent(t *testing.T) {
 				require.NoError(t, b.Read(i, got))
 				require.Equal(t, uint64(i), binary.LittleEndian.Uint64(got))
 				require.Equal(t, uint64(rounds-1), binary.LittleEndian.Uint64(got[8:]))
+			}
+		})
+	}
+}
+
+// mapFile maps a fresh file of size bytes and returns a function that
+// closes it and maps it again read-only.
+func mapFile(t *testing.T, size int) (*persist.Region, func() *persist.Region) {
+	path := filepath.Join(t.TempDir(), "fam.pm")
+	rw, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true})
+	require.NoError(t, err)
+	return rw, func() *persist.Region {
+		require.NoError(t, rw.Close())
+		ro, err := persist.Map(path, &persist.Options{ReadOnly: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { ro.Close() })
+		return ro
+	}
+}
+
+// A read-only region: Create and CreateLog refuse before any store (a
+// store would be a fatal fault); Open opens an array with nothing to roll
+// back and refuses one with a torn object; Update refuses.
+func TestReadOnly(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			rw, reopen := mapFile(t, 1<<20)
+			a, err := k.create(rw, 0, 16, 4)
+			require.NoError(t, err)
+			v := []byte("0123456789abcdef")
+			require.NoError(t, a.Update(1, v))
+			ro := reopen()
+			for _, off := range []int{0, 512 << 10} { // over an array and over zeros
+				_, err = k.create(ro, off, 16, 4)
+				require.ErrorIs(t, err, persist.ErrReadOnly)
+				t.Log(err)
+			}
+			b, err := k.open(ro, 0)
+			require.NoError(t, err)
+			got := make([]byte, 16)
+			require.NoError(t, b.Read(1, got))
+			require.Equal(t, v, got)
+			require.ErrorIs(t, b.Update(1, got), persist.ErrReadOnly)
+			if fa, ok := b.(*fam.Array); ok {
+				require.ErrorIs(t, fa.Update16(1, [16]byte{}), persist.ErrReadOnly)
+				require.NoError(t, fa.Check())
+			}
+			require.NoError(t, b.Read(1, got))
+			require.Equal(t, v, got)
+		})
+	}
+	t.Run("fam/torn", func(t *testing.T) {
+		rw, reopen := mapFile(t, 1<<16)
+		a, err := fam.Create(rw, 0, 8, 4)
+		require.NoError(t, err)
+		require.NoError(t, a.UpdateUint64(2, 7))
+		mem := rw.Bytes()
+		mem[64+2*64+8+7] ^= 0x40 // object 2, block 1: version 1 -> 0, as a torn update leaves it
+		ro := reopen()
+		_, err = fam.Open(ro, 0)
+		require.ErrorIs(t, err, persist.ErrReadOnly)
+		t.Log(err)
+	})
+	t.Run("log/replay", func(t *testing.T) {
+		rw, reopen := mapFile(t, 1<<16)
+		opts := &fam.LogOptions{Lanes: 1, LaneBytes: 4096}
+		a, err := fam.CreateLog(rw, 0, 16, 4, opts)
+		require.NoError(t, err)
+		require.NoError(t, a.Update(3, []byte("0123456789abcdef")))
+		copy(rw.Bytes()[64+4096+3*16:], "XXXX") // the in-place write did not finish
+		ro := reopen()
+		_, err = fam.OpenLog(ro, 0)
+		require.ErrorIs(t, err, persist.ErrReadOnly)
+		t.Log(err)
+	})
+	t.Run("log/torn-record", func(t *testing.T) {
+		rw, reopen := mapFile(t, 1<<16)
+		opts := &fam.LogOptions{Lanes: 1, LaneBytes: 4096}
+		a, err := fam.CreateLog(rw, 0, 16, 4, opts)
+		require.NoError(t, err)
+		v := []byte("0123456789abcdef")
+		require.NoError(t, a.Update(3, v))
+		rw.Bytes()[64+64+32+8] = 0xff // garbage after the last record: a writable OpenLog resets the lane
+		ro := reopen()
+		b, err := fam.OpenLog(ro, 0)
+		require.NoError(t, err, "nothing to replay: the lane is left as it is")
+		got := make([]byte, 16)
+		require.NoError(t, b.Read(3, got))
+		require.Equal(t, v, got)
+		require.ErrorIs(t, b.Update(3, v), persist.ErrReadOnly)
+	})
+}
+
+// Every entry point on a closed region is an error wrapping
+// persist.ErrClosed.
+func TestClosed(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			r, err := persist.Anonymous(1<<20, nil)
+			require.NoError(t, err)
+			a, err := k.create(r, 0, 16, 4)
+			require.NoError(t, err)
+			require.NoError(t, r.Close())
+			for _, off := range []int{0, 8, 1 << 30} {
+				_, err = k.create(r, off, 16, 4)
+				require.ErrorIs(t, err, persist.ErrClosed, "offset %d", off)
+				_, err = k.open(r, off)
+				require.ErrorIs(t, err, persist.ErrClosed, "offset %d", off)
+			}
+			require.ErrorIs(t, a.Update(0, make([]byte, 16)), persist.ErrClosed)
+			require.ErrorIs(t, a.Read(0, make([]byte, 16)), persist.ErrClosed)
+			if fa, ok := a.(*fam.Array); ok {
+				require.ErrorIs(t, fa.Check(), persist.ErrClosed)
+				_, err = fa.Read16(0)
+				require.ErrorIs(t, err, persist.ErrClosed)
 			}
 		})
 	}

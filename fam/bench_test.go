@@ -15,7 +15,8 @@ import (
 )
 
 // The in-place update benchmark of [VR] 3.4.4 (ALGORITHMS.md 5): CoW (two
-// versions, two barriers), log (redo record + in-place write, two
+// versions, two barriers; cowcrc: the same with a CRC-32C per copy,
+// cow.Options.Checksum), log (redo record + in-place write, two
 // barriers) and FAM (one barrier), for 16, 32 and 64-byte objects, in
 // sequential and random object order, one goroutine. Each sub-benchmark
 // creates its array over benchObjects objects (BRAID_INPLACE_OBJECTS,
@@ -45,7 +46,12 @@ var benchVariants = []struct {
 	space  func(size, count int) (int, error)
 }{
 	{"cow",
-		func(r *persist.Region, size, count int) (updater, error) { return cow.Create(r, 0, size, count) },
+		func(r *persist.Region, size, count int) (updater, error) { return cow.Create(r, 0, size, count, nil) },
+		cow.Footprint},
+	{"cowcrc",
+		func(r *persist.Region, size, count int) (updater, error) {
+			return cow.Create(r, 0, size, count, &cow.Options{Checksum: true})
+		},
 		cow.Footprint},
 	{"log",
 		func(r *persist.Region, size, count int) (updater, error) {

@@ -36,6 +36,50 @@
 // second fence. Its guarantees are the same (OpenLog replays), at two
 // barriers per update.
 //
+// # Corruption
+//
+// The header line is checked (magic, CRC-32C, format, fields): a bad one is
+// ErrCorrupt. Object bytes carry no checksum: a FAM block has no room for
+// one (31 + 31 + 2 bits), and LogArray objects are plain bytes. What the
+// versions do catch in an Array, for one bit flipped on the media (or a
+// stray write):
+//
+//   - the high version bit of a FAM block: its object has versions two
+//     apart, which no crash leaves: Read, Update, Check and Open report
+//     ErrCorrupt.
+//   - the low version bit: two adjacent versions. Read, Update and Check
+//     report ErrCorrupt, but Open cannot tell this from an update torn by a
+//     crash and rolls it back: afterwards the object reads, without error,
+//     as a mix of its blocks' previous and current values.
+//   - a bit of a block's current value (bits 30..0 of a data block, the
+//     bits in use of a meta block): not detected; Read returns the wrong
+//     value.
+//   - a bit of a block's previous value (bits 61..31), or an unused bit of
+//     a meta block: not read; harmless unless a rollback after a crash
+//     makes that previous value current again before an Update overwrites
+//     it.
+//
+// In a LogArray, Read checks nothing. A redo record's popcount tells a
+// torn record from a complete one; a flipped bit in a record makes it look
+// torn, so it is not replayed and its lane is reset (its update was
+// already in place). OpenLog rewrites an object whose latest record is
+// still in its lane when the bytes in place differ, which repairs them as
+// a side effect; it does not check the others.
+//
+// # Regions: read-only, closed
+//
+// Create and CreateLog need a writable region: on a read-only one they
+// return an error wrapping persist.ErrReadOnly before any store (a store
+// to a read-only mapping is a fatal fault, not an error). Open and OpenLog
+// write only to recover: in a read-only region they open an array that
+// needs no rollback or replay, and return an error wrapping
+// persist.ErrReadOnly for one that does (OpenLog leaves lanes it would
+// reset as they are: that does not change what Read returns). Update on an
+// array opened read-only returns an error wrapping persist.ErrReadOnly.
+// Arrays hold no resource and have no Close: finish using them before
+// closing their region. On a closed region Create, CreateLog, Open,
+// OpenLog and every method return an error wrapping persist.ErrClosed.
+//
 // # Concurrency
 //
 // Updates and reads of different objects may run from any number of

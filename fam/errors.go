@@ -43,3 +43,7 @@ func errLen(what string, got, want int) error {
 func errClosed() error {
 	return fmt.Errorf("fam: %w", persist.ErrClosed)
 }
+
+func errReadOnly() error {
+	return fmt.Errorf("fam: %w", persist.ErrReadOnly)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
@@ -191,26 +192,31 @@ func FuzzOpenLog(f *testing.F) {
 	})
 }
 
-// FuzzHeader decodes arbitrary header bytes: no panic, and a header that
-// decodes re-encodes to the same bytes.
+// FuzzHeader decodes arbitrary header bytes as a FAM array's and a log
+// array's: no panic, and a header that decodes re-encodes to the same
+// bytes.
 func FuzzHeader(f *testing.F) {
 	var hb [headerSize]byte
-	h := header{size: 16, stride: 64, count: 10}
-	h.encode(hb[:])
-	binary.LittleEndian.PutUint64(hb[:], magicArray)
+	pmheader.Encode(hb[:], &pmheader.Fields{Size: 16, Stride: 64, Count: 10})
+	binary.LittleEndian.PutUint64(hb[:], arrayKind.Magic)
+	f.Add(hb[:])
+	pmheader.Encode(hb[:], &pmheader.Fields{Size: 16, Stride: 16, Count: 10, Aux: 4 | 4096<<32})
+	binary.LittleEndian.PutUint64(hb[:], logKind.Magic)
 	f.Add(hb[:])
 	f.Add(make([]byte, headerSize))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var b [headerSize]byte
 		copy(b[:], data)
-		h, err := decodeHeader(b[:], magicArray, "FAM array")
-		if err != nil {
-			expectedOpenError(t, err)
-			return
+		for _, k := range []*pmheader.Kind{&arrayKind, &logKind} {
+			h, err := k.Decode(b[:])
+			if err != nil {
+				expectedOpenError(t, err)
+				continue
+			}
+			var again [headerSize]byte
+			pmheader.Encode(again[:], &h)
+			binary.LittleEndian.PutUint64(again[:], k.Magic)
+			require.Equal(t, b, again)
 		}
-		var again [headerSize]byte
-		h.encode(again[:])
-		binary.LittleEndian.PutUint64(again[:], magicArray)
-		require.Equal(t, b, again)
 	})
 }

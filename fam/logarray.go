@@ -3,11 +3,13 @@ package fam
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
 
 	"github.com/braid-pm/braid/internal/invariants"
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -15,7 +17,7 @@ import (
 // baseline FAM is measured against ([VR] 3.4.2, ALGORITHMS.md 5.2): each
 // Update appends a redo record (object index + new bytes) to a
 // popcount-validated log and fences, then writes the bytes in place and
-// fences again — two barriers. Open replays the valid records.
+// fences again — two barriers. OpenLog replays the valid records.
 //
 // Layout from the array's offset: the 64-byte header, then Lanes logs of
 // LaneBytes each, then the objects, packed at a stride of Size() rounded up
@@ -33,15 +35,17 @@ import (
 // records are only ever written over zeroed log space, so a torn record has
 // fewer one bits than it claims ([VR] PopLog). When a lane is full it is
 // reset: its generation is incremented and made durable first, which
-// invalidates every record in it at once, and then it is zeroed. Open
-// replays each lane's valid records in order (idempotent redo), then
-// resets every lane.
+// invalidates every record in it at once, and then it is zeroed. OpenLog
+// replays each lane's valid records in order (idempotent redo); a lane that
+// holds only zeros after its last valid record is appended to from there,
+// any other (a torn record, an older generation's leftovers) is reset.
 //
 // Object i always logs to lane i % Lanes, so the records of one object are
 // in one log in update order. Updates of objects in different lanes run in
 // parallel, updates within a lane one at a time (a mutex per lane). As for
 // Array, an object must have one writer at a time and a Read of an object
-// must not overlap an Update of the same object.
+// must not overlap an Update of the same object, and a LogArray has no
+// Close: finish every operation on it before its region is closed.
 type LogArray struct {
 	r         *persist.Region
 	off       int
@@ -55,6 +59,7 @@ type LogArray struct {
 	laneBytes int
 	lanes     []lane
 	replayed  int
+	ro        bool // the region is read-only
 }
 
 type lane struct {
@@ -144,9 +149,11 @@ func LogFootprint(size, count int, opts *LogOptions) (int, error) {
 // of 4, at most MaxSize) at offset off of r (a multiple of 64). Every
 // object reads as zeros. As with Create, what was there is lost, and when
 // CreateLog returns nil the array is durable; a crash during it leaves
-// either the complete array or ErrNoArray.
+// either the complete array or ErrNoArray. A read-only or closed region is
+// an error wrapping persist.ErrReadOnly or persist.ErrClosed, and nothing
+// is written.
 func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (*LogArray, error) {
-	hb, err := checkPlace(r, off)
+	hb, err := logKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +166,8 @@ func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (*LogA
 			ErrTooSmall, count, size, need, off, r.Size()-off)
 	}
 	lanes, lb := opts.resolve()
-	if err := invalidate(r, hb); err != nil {
-		return nil, fmt.Errorf("fam: %w", err)
+	if err := logKind.Invalidate(r, hb); err != nil {
+		return nil, err
 	}
 	a := newLogArray(r, off, size, count, lanes, lb)
 	mem := r.Bytes()
@@ -178,9 +185,9 @@ func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (*LogA
 	if err := r.Drain(); err != nil {
 		return nil, fmt.Errorf("fam: %w", err)
 	}
-	h := header{size: uint32(size), stride: uint32(a.ostride), count: uint64(count), aux: uint64(lanes) | uint64(lb)<<32}
-	if err := commit(r, hb, &h, magicLog); err != nil {
-		return nil, fmt.Errorf("fam: %w", err)
+	h := pmheader.Fields{Size: uint32(size), Stride: uint32(a.ostride), Count: uint64(count), Aux: uint64(lanes) | uint64(lb)<<32}
+	if err := logKind.Commit(r, hb, &h); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -191,45 +198,49 @@ func newLogArray(r *persist.Region, off, size, count, lanes, lb int) *LogArray {
 	return &LogArray{
 		r: r, off: off, logs: logs, first: first, end: first + count*objStride(size),
 		size: size, count: count, ostride: objStride(size), rec: recordLen(size),
-		laneBytes: lb, lanes: make([]lane, lanes),
+		laneBytes: lb, lanes: make([]lane, lanes), ro: errors.Is(r.Writable(), persist.ErrReadOnly),
 	}
 }
 
 func (a *LogArray) laneOff(l int) int { return a.logs + l*a.laneBytes }
 
 // OpenLog opens the LogArray at offset off of r and recovers it: the valid
-// records of every lane are replayed in order and made durable, then every
-// lane is reset. Afterwards every object holds the value of its last
-// completed Update, or of the Update running at the crash. Recovery is
-// idempotent, so a crash during OpenLog is recovered by the next one.
-// Errors as for Open; a complete record naming an object that does not
-// exist or does not belong to its lane is ErrCorrupt.
+// records of every lane are replayed in order and made durable; then each
+// lane that holds anything but zeros after its last valid record (a torn
+// record, an older generation's leftovers) is reset, and the others are
+// appended to after their records. Afterwards every object holds the value
+// of its last completed Update, or of the Update running at the crash.
+// Recovery is idempotent, so a crash during OpenLog is recovered by the
+// next one. Errors as for Open; a complete record naming an object that
+// does not exist or does not belong to its lane is ErrCorrupt.
+//
+// In a read-only region OpenLog writes nothing: it opens an array none of
+// whose records needs replaying, leaving lanes that a writable OpenLog
+// would reset as they are (Update then returns an error wrapping
+// persist.ErrReadOnly), and returns an error wrapping persist.ErrReadOnly
+// when an in-place write must be redone before the object can be read.
 func OpenLog(r *persist.Region, off int) (*LogArray, error) {
-	hb, err := checkPlace(r, off)
+	hb, err := logKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
-	h, err := decodeHeader(hb, magicLog, "FAM log array")
+	h, err := logKind.Decode(hb)
 	if err != nil {
 		return nil, err
 	}
-	size := int(h.size)
-	lanes, lb := int(uint32(h.aux)), int(h.aux>>32)
+	size := int(h.Size)
+	lanes, lb := int(uint32(h.Aux)), int(h.Aux>>32)
 	if err := (&LogOptions{Lanes: lanes, LaneBytes: lb}).Validate(size); err != nil || lanes == 0 || lb == 0 {
 		return nil, fmt.Errorf("%w: header says %d-byte objects, %d lanes of %d bytes", ErrCorrupt, size, lanes, lb)
 	}
-	if int(h.stride) != objStride(size) {
-		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.stride, size, objStride(size))
+	if int(h.Stride) != objStride(size) {
+		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.Stride, size, objStride(size))
 	}
-	if h.count == 0 {
-		return nil, fmt.Errorf("%w: header says 0 objects", ErrCorrupt)
+	count, err := logKind.Extent(r, off, lanes*lb, h)
+	if err != nil {
+		return nil, err
 	}
-	fixed := headerSize + lanes*lb
-	if fixed > r.Size()-off || h.count > uint64(r.Size()-off-fixed)/uint64(h.stride) {
-		return nil, fmt.Errorf("%w: header says %d objects of %d bytes and %d lanes of %d bytes, more than the region holds from offset %d",
-			ErrTooSmall, h.count, size, lanes, lb, off)
-	}
-	a := newLogArray(r, off, size, int(h.count), lanes, lb)
+	a := newLogArray(r, off, size, count, lanes, lb)
 	if err := a.recover(); err != nil {
 		return nil, err
 	}
@@ -238,7 +249,9 @@ func OpenLog(r *persist.Region, off int) (*LogArray, error) {
 
 // recover replays every lane and fences. A lane whose space after its
 // last valid record is all zeros is appended to from there; any other lane
-// (a torn record, records of an older generation) is reset.
+// (a torn record, records of an older generation) is reset, unless the
+// region is read-only. In a read-only region the first record that needs
+// replaying ends it, before any store.
 func (a *LogArray) recover() error {
 	mem := a.r.Bytes()
 	ends := make([]int, len(a.lanes))
@@ -270,6 +283,10 @@ func (a *LogArray) recover() error {
 			// applied before the crash): no needless write-back.
 			o := a.first + int(idx)*a.ostride
 			if !bytes.Equal(mem[o:o+a.size], rec[16:16+a.size]) {
+				if a.ro {
+					return fmt.Errorf("fam: lane %d record at %d redoes an unfinished update of object %d: %w",
+						l, pos, idx, persist.ErrReadOnly)
+				}
 				if err := a.r.Copy(mem[o:o+a.size], rec[16:16+a.size], persist.NoDrain); err != nil {
 					return fmt.Errorf("fam: %w", err)
 				}
@@ -291,7 +308,7 @@ func (a *LogArray) recover() error {
 	}
 	for l := range a.lanes {
 		lo := a.laneOff(l)
-		if !zero(mem[lo+ends[l] : lo+a.laneBytes]) {
+		if !a.ro && !zero(mem[lo+ends[l]:lo+a.laneBytes]) {
 			if err := a.reset(mem, l); err != nil {
 				return err
 			}
@@ -374,6 +391,9 @@ func (a *LogArray) Update(i int, val []byte) error {
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
 		return errClosed()
+	}
+	if a.ro {
+		return errReadOnly()
 	}
 	l := i % len(a.lanes)
 	ln := &a.lanes[l]

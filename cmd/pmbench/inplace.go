@@ -155,7 +155,7 @@ func inplaceArrays(r *persist.Region, size, n int) ([]inplaceArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := cow.Create(r, o, size, n)
+	c, err := cow.Create(r, o, size, n, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,214 @@
+// Package pmheader is the header line of the persistent arrays of packages
+// cow and fam: one 64-byte cache line at the array's offset that says what
+// is there and vouches for it. This package holds what every kind of array
+// shares: the layout of the line, its CRC-32C, the checks a reader makes,
+// and the order in which a creator writes it. Each package keeps its own
+// magic, its own error sentinels and the meaning of the fields.
+//
+// The line, little-endian:
+//
+//	 0  magic    u64  eight ASCII bytes naming the kind ("braidCOW")
+//	 8  format   u32  Format (1)
+//	12  flags    u32  bits defined per kind; any other bit is 0
+//	16  size     u32  object size in bytes
+//	20  stride   u32  bytes per object slot
+//	24  count    u64  number of objects
+//	32  aux      u64  defined per kind; 0 when unused
+//	40  reserved u64  0
+//	48  reserved u64  0
+//	56  crc      u32  CRC-32C (Castagnoli) of bytes 8..55
+//	60  reserved u32  0
+//
+// # What is durable when
+//
+// A creator calls Invalidate before it rewrites the array's body and Commit
+// after the body is durable. Invalidate makes a zero magic durable (one
+// barrier, none when the magic is already zero); Commit makes bytes 8..63
+// durable, then stores the magic with one 8-byte store and makes it durable
+// (two barriers), so the magic never reaches the media before the fields it
+// vouches for. A crash anywhere in between leaves a zero magic, which Decode
+// reports as the kind's NoArray error, never a magic over half-written
+// fields or objects. The CRC catches media corruption and stray writes in
+// the fields; Decode reports it, and every other failed check, as the
+// kind's Corrupt error.
+package pmheader
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"unsafe"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+const (
+	// Size is the bytes of the header line.
+	Size = 64
+	// Format is the format version this package writes and reads.
+	Format = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Magic returns the magic word of an eight-byte name such as "braidCOW".
+// It panics on another length: names are constants of the calling package.
+func Magic(name string) uint64 {
+	if len(name) != 8 {
+		panic(fmt.Sprintf("pmheader: magic %q is not 8 bytes", name))
+	}
+	return binary.LittleEndian.Uint64([]byte(name))
+}
+
+// Fields are the fields of the line but the magic and the checksum.
+type Fields struct {
+	Flags  uint32
+	Size   uint32
+	Stride uint32
+	Count  uint64
+	Aux    uint64
+}
+
+// Kind is one kind of array: the magic that marks it, the flag bits it
+// defines, and the sentinels of its package. Every error of Place and
+// Decode wraps one of those sentinels; errors of package persist are
+// wrapped with the package's prefix.
+type Kind struct {
+	Magic uint64 // see Magic
+	Flags uint32 // flag bits this kind defines
+	Name  string // the kind in messages: "CoW array"
+	Pkg   string // prefix of wrapped persist errors: "cow"
+
+	NoArray  error // Decode: the magic is zero
+	Corrupt  error // Decode: a failed check; should wrap persist.ErrCorrupt
+	Invalid  error // Place: nil region, bad offset, unaligned memory
+	TooSmall error // Place, Extent: the array does not fit in the region
+}
+
+// Encode writes every field of f but the magic into b (Size bytes): the
+// format, the reserved zeros and the checksum.
+func Encode(b []byte, f *Fields) {
+	_ = b[Size-1]
+	binary.LittleEndian.PutUint32(b[8:], Format)
+	binary.LittleEndian.PutUint32(b[12:], f.Flags)
+	binary.LittleEndian.PutUint32(b[16:], f.Size)
+	binary.LittleEndian.PutUint32(b[20:], f.Stride)
+	binary.LittleEndian.PutUint64(b[24:], f.Count)
+	binary.LittleEndian.PutUint64(b[32:], f.Aux)
+	clear(b[40:56])
+	binary.LittleEndian.PutUint32(b[56:], crc32.Checksum(b[8:56], castagnoli))
+	binary.LittleEndian.PutUint32(b[60:], 0)
+}
+
+// Decode checks the line in b (Size bytes) and returns its fields: a zero
+// magic is k.NoArray; another kind's magic, a bad checksum, another format,
+// a flag k does not define or a non-zero reserved field is k.Corrupt.
+// Whether the fields make sense for the kind is the caller's to check.
+func (k *Kind) Decode(b []byte) (Fields, error) {
+	var f Fields
+	_ = b[Size-1]
+	switch m := binary.LittleEndian.Uint64(b); m {
+	case k.Magic:
+	case 0:
+		return f, k.NoArray
+	default:
+		return f, fmt.Errorf("%w: header magic %q, want %q (not a %s)",
+			k.Corrupt, b[:8], binary.LittleEndian.AppendUint64(nil, k.Magic), k.Name)
+	}
+	if got, want := binary.LittleEndian.Uint32(b[56:]), crc32.Checksum(b[8:56], castagnoli); got != want {
+		return f, fmt.Errorf("%w: header checksum %#08x, want %#08x", k.Corrupt, got, want)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != Format {
+		return f, fmt.Errorf("%w: header format version %d, this build reads %d", k.Corrupt, v, Format)
+	}
+	f.Flags = binary.LittleEndian.Uint32(b[12:])
+	if f.Flags&^k.Flags != 0 {
+		return f, fmt.Errorf("%w: header flags %#x, a %s defines %#x", k.Corrupt, f.Flags, k.Name, k.Flags)
+	}
+	if binary.LittleEndian.Uint64(b[40:]) != 0 || binary.LittleEndian.Uint64(b[48:]) != 0 ||
+		binary.LittleEndian.Uint32(b[60:]) != 0 {
+		return f, fmt.Errorf("%w: header has non-zero reserved fields", k.Corrupt)
+	}
+	f.Size = binary.LittleEndian.Uint32(b[16:])
+	f.Stride = binary.LittleEndian.Uint32(b[20:])
+	f.Count = binary.LittleEndian.Uint64(b[24:])
+	f.Aux = binary.LittleEndian.Uint64(b[32:])
+	return f, nil
+}
+
+// Place validates the place of an array and returns its header line: r
+// open, off a non-negative multiple of 64 (a cache line) with the line
+// inside r, and the memory there 8-byte aligned, as every 8-byte store of
+// the array must be. It reads and writes nothing.
+func (k *Kind) Place(r *persist.Region, off int) ([]byte, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%w: nil region", k.Invalid)
+	}
+	if err := r.Readable(); err != nil {
+		return nil, k.wrap(err)
+	}
+	if off < 0 || off%64 != 0 {
+		return nil, fmt.Errorf("%w: offset %d is not a non-negative multiple of 64", k.Invalid, off)
+	}
+	if off > r.Size()-Size {
+		return nil, fmt.Errorf("%w: header at offset %d does not fit in a %d-byte region", k.TooSmall, off, r.Size())
+	}
+	hb, err := r.Slice(off, Size)
+	if err != nil {
+		return nil, k.wrap(err)
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(hb)))&7 != 0 {
+		return nil, fmt.Errorf("%w: region memory at offset %d is not 8-byte aligned", k.Invalid, off)
+	}
+	return hb, nil
+}
+
+// Extent checks that the slots f describes fit in r: f.Count (not 0, else
+// k.Corrupt) slots of f.Stride bytes (not 0) after the header line at off
+// and fixed more bytes (a kind's logs), else k.TooSmall. It returns the
+// count as an int.
+func (k *Kind) Extent(r *persist.Region, off, fixed int, f Fields) (int, error) {
+	if f.Count == 0 || f.Stride == 0 {
+		return 0, fmt.Errorf("%w: header says %d objects in slots of %d bytes", k.Corrupt, f.Count, f.Stride)
+	}
+	room := r.Size() - off - Size
+	if fixed > room || f.Count > uint64(room-fixed)/uint64(f.Stride) {
+		return 0, fmt.Errorf("%w: header says %d objects in slots of %d bytes after %d bytes of header and logs, more than the %d bytes from offset %d",
+			k.TooSmall, f.Count, f.Stride, Size+fixed, r.Size()-off, off)
+	}
+	return int(f.Count), nil
+}
+
+// Invalidate begins a Create at the header line hb of r: it checks that r
+// is writable (an error wrapping persist.ErrReadOnly or persist.ErrClosed,
+// before any store: a store to a read-only mapping is a fatal fault), then
+// clears the magic durably, so that a crash while the body is rewritten
+// leaves no array rather than the old header over half-initialized objects.
+func (k *Kind) Invalidate(r *persist.Region, hb []byte) error {
+	if err := r.Writable(); err != nil {
+		return k.wrap(err)
+	}
+	if persist.Load64(hb) == 0 {
+		return nil
+	}
+	persist.Store64(hb, 0)
+	return k.wrap(r.Persist(hb[:8]))
+}
+
+// Commit ends a Create: it makes the fields f durable, then the magic (two
+// barriers). The body must be durable before Commit is called.
+func (k *Kind) Commit(r *persist.Region, hb []byte, f *Fields) error {
+	Encode(hb, f)
+	if err := r.Persist(hb[8:Size]); err != nil {
+		return k.wrap(err)
+	}
+	persist.Store64(hb, k.Magic)
+	return k.wrap(r.Persist(hb[:8]))
+}
+
+func (k *Kind) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", k.Pkg, err)
+}
