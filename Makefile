@@ -58,9 +58,13 @@ demo: build
 	BRAID_FORCE_PMEM=1 BRAID_PROFILE=$(SHM)/braid-profile.json $(BIN)/pmsort bench -n 200000 -runs 3 -mpmem 2MiB -dir $(SHM)
 
 FUZZTIME ?= 10s
+# A package whose tests do not build fails the target (go test -list's
+# error is shown), rather than being skipped as if it had no fuzz targets.
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	@pkgs=$$($(GO) list ./...) || exit 1; \
+	for pkg in $$pkgs; do \
+	  list=$$($(GO) test -list '^Fuzz' $$pkg) || { echo "$$list"; echo "make fuzz: cannot list the fuzz targets of $$pkg"; exit 1; }; \
+	  for f in $$(echo "$$list" | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
