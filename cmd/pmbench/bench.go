@@ -29,14 +29,23 @@ type bench struct {
 	results  []result
 	sections []*table
 	notes    []string
+	saved    bool // the profile was written to cfg.profile
 }
 
-// result is one measurement point: the profile's Point plus the latency
-// percentiles of the timed run (0 when the point was not timed).
+// result is one measurement point: the profile's Point (whose NsPerOp is
+// the untimed run's busy time per access, the inverse of one thread's
+// rate) plus the mean and percentiles of the timed run, all three from the
+// same samples (0 when the point was not timed).
 type result struct {
 	persist.Point
-	P50Ns float64 `json:"p50_ns,omitempty"`
-	P99Ns float64 `json:"p99_ns,omitempty"`
+	MeanNs float64 `json:"mean_ns,omitempty"`
+	P50Ns  float64 `json:"p50_ns,omitempty"`
+	P99Ns  float64 `json:"p99_ns,omitempty"`
+}
+
+// timed sets the figures of the timed run l.
+func (r *result) timed(l sample) {
+	r.MeanNs, r.P50Ns, r.P99Ns = l.mean(), l.quantile(0.50), l.quantile(0.99)
 }
 
 // add records results: they are printed by -json and become the profile's
@@ -59,9 +68,9 @@ func (b *bench) latencyDuration() time.Duration {
 	return max(b.cfg.duration/4, time.Millisecond)
 }
 
-// point measures one group (one progress step): its bandwidth and mean
-// access time over -duration untimed, then the latency percentiles over a
-// quarter of it with every access timed.
+// point measures one group (one progress step): its bandwidth and time per
+// access over -duration untimed, then the latency (mean, percentiles) over
+// a quarter of it with every access timed.
 func (b *bench) point(g group) (result, error) {
 	b.prog.step(g.String())
 	s, err := b.runGroups([]group{g}, b.cfg.duration, false)
@@ -72,14 +81,12 @@ func (b *bench) point(g group) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	return result{
-		Point: persist.Point{
-			Op: g.opName(), Pattern: g.pattern.String(), Size: g.size, Threads: g.threads,
-			GBs: s[0].gbs(), NsPerOp: s[0].nsPerOp(),
-		},
-		P50Ns: l[0].quantile(0.50),
-		P99Ns: l[0].quantile(0.99),
-	}, nil
+	res := result{Point: persist.Point{
+		Op: g.opName(), Pattern: g.pattern.String(), Size: g.size, Threads: g.threads,
+		GBs: s[0].gbs(), NsPerOp: s[0].nsPerOp(),
+	}}
+	res.timed(l[0])
+	return res, nil
 }
 
 // measure maps the file, runs the mode, writes the profile and prints the
@@ -106,25 +113,49 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 	if r.Info().Mode == persist.ModeMsync {
 		b.note("%s is not PMem and the PMem path is not forced: write+flush, write-nt and persist are msync(2) here. Set BRAID_FORCE_PMEM=1 or -force-pmem to measure the flush instructions.", cfg.file)
 	}
-	if p := runtime.GOMAXPROCS(0); cfg.threads > p {
-		b.note("-threads %d is more than GOMAXPROCS (%d): the larger thread counts share CPUs.", cfg.threads, p)
+	if cfg.grown != "" {
+		b.note("%s.", cfg.grown)
 	}
 	err = m.run(b)
 	b.prog.finish()
 	if err != nil {
 		return err
 	}
+	if _, hi := b.threadRange(); hi > runtime.GOMAXPROCS(0) {
+		b.note("%d threads is more than GOMAXPROCS (%d): the larger thread counts share CPUs.", hi, runtime.GOMAXPROCS(0))
+	}
 
-	prof := b.profile()
-	if cfg.profile != "" {
-		if err := prof.Save(cfg.profile); err != nil {
-			return err
+	// A profile that cannot be written (checked before the run, but the
+	// disk may fill) does not cost the report: it is printed, then the
+	// error returned.
+	var prof *persist.Profile
+	var saveErr error
+	if m.profile {
+		prof = b.profile()
+		if cfg.profile != "" {
+			saveErr = prof.Save(cfg.profile)
+			b.saved = saveErr == nil
 		}
 	}
 	if cfg.json {
-		return writeJSON(stdout, b, prof)
+		err = writeJSON(stdout, b, prof)
+	} else {
+		err = writeText(stdout, b, prof)
 	}
-	return writeText(stdout, b, prof)
+	return errors.Join(saveErr, err)
+}
+
+// threadRange is the fewest and the most threads of the recorded results
+// (1, 1 when there are none).
+func (b *bench) threadRange() (lo, hi int) {
+	lo, hi = 1, 1
+	for i, r := range b.results {
+		if i == 0 || r.Threads < lo {
+			lo = r.Threads
+		}
+		hi = max(hi, r.Threads)
+	}
+	return lo, hi
 }
 
 // mapFile creates and maps the file pmbench measures. It refuses to write
@@ -135,7 +166,7 @@ func mapFile(cfg config) (*persist.Region, error) {
 			return nil, fmt.Errorf("%s already exists, and pmbench writes over all of it: remove it, choose another -file, or pass -overwrite", cfg.file)
 		}
 		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s is not a regular file (%v); pmbench only replaces regular files", cfg.file, st.Mode().Type())
+			return nil, fmt.Errorf("%s is %s, not a regular file: pmbench replaces only regular files", cfg.file, fileKind(st.Mode()))
 		}
 		if err := os.Remove(cfg.file); err != nil {
 			return nil, err

@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/klauspost/cpuid/v2"
 )
 
 // config is what one pmbench run does, from the flags.
@@ -26,6 +29,8 @@ type config struct {
 	keep      bool
 	overwrite bool
 	forcePMem bool
+
+	grown string // why the default -size was grown ("" = it was not)
 }
 
 // Defaults, and what -quick changes unless the flag is given too.
@@ -45,8 +50,9 @@ const (
 // errHelp is returned by parseFlags for -h: usage was printed, exit 0.
 var errHelp = errors.New("help requested")
 
-// parseFlags parses and validates the command line. Usage and errors go to
-// stderr; a returned error other than errHelp means exit status 2.
+// parseFlags parses and validates the command line. Only -h prints the
+// usage (to stderr); a returned error other than errHelp means exit status
+// 2, and run prints it with a pointer to -h.
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	cfg := config{
 		file:     defaultFile,
@@ -57,22 +63,25 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	fs := flag.NewFlagSet("pmbench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
-	fs.StringVar(&cfg.file, "file", cfg.file, "file to map and measure (created; removed at the end unless -keep)")
-	fs.Var((*byteSize)(&cfg.size), "size", "bytes to map: a number with an optional K, M, G suffix (powers of 1024)")
+	fs.StringVar(&cfg.file, "file", cfg.file, "file to create, map and measure (removed at the end unless -keep)")
+	fs.Var((*byteSize)(&cfg.size), "size", "`bytes` to map: a whole number with an optional "+sizeUnits+" suffix (powers of 1024). "+
+		"Device and copy modes want at least 8x the last-level cache, and device mode 2x it per thread: without -size, the default grows to that")
 	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "time per measurement point")
-	fs.IntVar(&cfg.threads, "threads", cfg.threads, "largest thread count (goroutines locked to OS threads) to measure")
-	fs.StringVar(&cfg.profile, "profile", "", "write the device profile (persist.Profile JSON) to this file")
+	fs.IntVar(&cfg.threads, "threads", cfg.threads, "largest thread count (goroutines locked to OS threads) to measure; device mode only, the others run one thread")
+	fs.StringVar(&cfg.profile, "profile", "", "write the device profile (persist.Profile JSON) to this file; device mode (all of it) and copy mode (movnt_threshold, persist_ns) only")
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON instead of tables")
 	fs.BoolVar(&cfg.quick, "quick", false, "a few seconds in all: fewer sizes, "+byteString(quickSize)+" and "+quickDuration.String()+" per point unless -size/-duration say otherwise")
 	fs.StringVar(&cfg.mode, "mode", cfg.mode, "what to measure: "+strings.Join(modeNames(), ", "))
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the file at the end")
 	fs.BoolVar(&cfg.overwrite, "overwrite", false, "replace -file when it already exists")
 	fs.BoolVar(&cfg.forcePMem, "force-pmem", false, "take the PMem path (flush instructions) on a file that is not on DAX, like BRAID_FORCE_PMEM=1")
-	fs.Usage = func() { usage(stderr, fs) }
+	// The flag package calls Usage on every parse error too; the usage is
+	// printed for -h only, so that an error is not buried under it.
+	fs.Usage = func() {}
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			usage(stderr, fs)
 			return cfg, errHelp
 		}
 		return cfg, err
@@ -90,12 +99,26 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			cfg.duration = quickDuration
 		}
 	}
-	return cfg, cfg.validate()
+	if err := cfg.validate(); err != nil {
+		return cfg, err
+	}
+	// The file must defeat the cache (see cacheMinSize): an explicit -size
+	// that does not is refused, the default grows.
+	if need, why := cfg.minSize(); cfg.size < need {
+		if set["size"] {
+			return cfg, fmt.Errorf("-size %s is too small for -mode %s: %s; want at least %s", byteString(cfg.size), cfg.mode, why, byteString(need))
+		}
+		cfg.grown = fmt.Sprintf("-size %s, grown from the default %s: %s", byteString(need), byteString(cfg.size), why)
+		cfg.size = need
+	}
+	return cfg, nil
 }
 
-// validate reports the first flag value pmbench cannot run with.
+// validate reports the first flag value pmbench cannot run with, before
+// anything is measured.
 func (c *config) validate() error {
-	if _, ok := modes[c.mode]; !ok {
+	m, ok := modes[c.mode]
+	if !ok {
 		return fmt.Errorf("-mode %q: want one of %s", c.mode, strings.Join(modeNames(), ", "))
 	}
 	switch {
@@ -112,20 +135,144 @@ func (c *config) validate() error {
 	case c.threads < 1 || c.threads > maxThreads:
 		return fmt.Errorf("-threads %d: want 1 to %d", c.threads, maxThreads)
 	}
+	if err := checkFile(c.file); err != nil {
+		return err
+	}
 	if c.profile != "" {
-		// Fail now, not after the whole run.
-		dir := filepath.Dir(c.profile)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("-profile %s: directory %s does not exist", c.profile, dir)
+		if !m.profile {
+			return fmt.Errorf("-profile with -mode %s: that mode measures no figure of the device profile; "+
+				"-mode device measures all of them (-mode copy only movnt_threshold and persist_ns)", c.mode)
+		}
+		if err := checkProfile(c.profile, c.file); err != nil {
+			return err
 		}
 	}
-	// Each thread of a sequential group walks its own part of the file,
-	// and the mixed test splits the file between readers and writers:
-	// every part must hold several of the largest accesses.
-	if need := int64(c.threads) * 4 * maxAccess; c.size < need {
-		return fmt.Errorf("-size %s is too small for %d threads: want at least %s", byteString(c.size), c.threads, byteString(need))
+	return nil
+}
+
+// minSize is the smallest file the mode measures meaningfully, and why.
+func (c *config) minSize() (int64, string) {
+	if m := modes[c.mode]; m.minSize != nil {
+		n, why := m.minSize(c)
+		return (n + 1<<20 - 1) &^ (1<<20 - 1), why // whole MiB
+	}
+	return minSize, fmt.Sprintf("want at least %s", byteString(minSize))
+}
+
+// The caches. A file that fits in the last-level cache measures the cache,
+// not the device: a short run with many threads once reported 67 GB/s of
+// "sequential reads" at 32 threads on 2 CPUs, each thread re-reading its
+// own small part of the file. Two rules keep measured accesses misses:
+//
+//   - cacheMinSize: the file is at least 8x the last-level cache, so a
+//     random access over it hits the cache at most 1/8 of the time;
+//   - perThreadMinSize: each sequential thread's part, around which it
+//     wraps, is at least 2x the cache, so that a thread re-reads lines the
+//     cache has long dropped even when it runs alone (more threads than
+//     CPUs take turns, so the parts in the cache at once are those of the
+//     threads running).
+//
+// llc is the last-level cache size (cpuid's L3, else its L2, else 32 MiB);
+// tests make it small to measure small files.
+var llc = lastLevelCache()
+
+func lastLevelCache() int64 {
+	for _, n := range []int{cpuid.CPU.Cache.L3, cpuid.CPU.Cache.L2} {
+		if n > 0 {
+			return int64(n)
+		}
+	}
+	return 32 << 20
+}
+
+func cacheMinSize(*config) (int64, string) {
+	return 8 * llc, fmt.Sprintf("random accesses must miss the %s last-level cache, so the file must be at least 8 times that", byteString(llc))
+}
+
+func perThreadMinSize(c *config) (int64, string) {
+	n, why := cacheMinSize(c)
+	if t := int64(c.threads) * 2 * llc; t > n {
+		n, why = t, fmt.Sprintf("each of %s walks its own part of the file, which must be at least twice the %s last-level cache",
+			threadWord(c.threads, "thread"), byteString(llc))
+	}
+	// Every part, and each half of the mixed test, must also hold
+	// several of the largest accesses.
+	if t := int64(c.threads) * 4 * maxAccess; t > n {
+		n, why = t, fmt.Sprintf("each of %s needs a part of at least %s", threadWord(c.threads, "thread"), byteString(4*maxAccess))
+	}
+	return n, why
+}
+
+// checkFile: -file must name a file (existing or not) in a directory that
+// exists.
+func checkFile(file string) error {
+	if st, err := os.Stat(file); err == nil && st.IsDir() {
+		return fmt.Errorf("-file %s is a directory: give the path of a file for pmbench to create, such as %s",
+			file, filepath.Join(file, "pmbench.pm"))
+	}
+	dir := filepath.Dir(file)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("-file %s: directory %s does not exist", file, dir)
 	}
 	return nil
+}
+
+// checkProfile fails now, not after the whole run, when the profile could
+// not be written: a directory or a device in its place, its directory
+// missing or not writable, or the measured file itself (removed at the end).
+func checkProfile(path, file string) error {
+	if st, err := os.Stat(path); err == nil {
+		switch {
+		case st.IsDir():
+			return fmt.Errorf("-profile %s is a directory: give the path of the JSON file to write, such as %s",
+				path, filepath.Join(path, "profile.json"))
+		case !st.Mode().IsRegular():
+			return fmt.Errorf("-profile %s is %s: pmbench replaces only regular files", path, fileKind(st.Mode()))
+		}
+		if fst, err := os.Stat(file); err == nil && os.SameFile(st, fst) {
+			return fmt.Errorf("-profile %s is the -file pmbench measures", path)
+		}
+	} else if !errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("-profile %s: %w", path, err)
+	}
+	if a, err := filepath.Abs(path); err == nil {
+		if b, err := filepath.Abs(file); err == nil && a == b {
+			return fmt.Errorf("-profile %s is the -file pmbench measures", path)
+		}
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("-profile %s: directory %s does not exist", path, dir)
+	}
+	// Permission bits do not tell (root, read-only mounts): try.
+	f, err := os.CreateTemp(dir, ".pmbench-probe-*")
+	if err != nil {
+		var pe *iofs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("-profile %s: cannot create files in %s: %v", path, dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m iofs.FileMode) string {
+	switch t := m.Type(); {
+	case t&iofs.ModeDir != 0:
+		return "a directory"
+	case t&iofs.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&iofs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&iofs.ModeSocket != 0:
+		return "a socket"
+	case t&iofs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -167,8 +314,12 @@ func (s *byteSize) Set(v string) error {
 	return nil
 }
 
-// parseByteSize parses a byte count with an optional binary suffix: K, M,
-// G or T, optionally followed by "iB" or "B", in either case.
+// sizeUnits are the suffixes of -size, for its help and its errors.
+const sizeUnits = "K, M, G or T"
+
+// parseByteSize parses a byte count with an optional binary suffix (K, M,
+// G or T, optionally followed by "iB" or "B", in either case). Its errors
+// do not repeat v: the flag package quotes it.
 func parseByteSize(v string) (int64, error) {
 	s := strings.TrimSpace(v)
 	num := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
@@ -177,14 +328,14 @@ func parseByteSize(v string) (int64, error) {
 		"G": 30, "GB": 30, "GIB": 30, "T": 40, "TB": 40, "TIB": 40}
 	shift, ok := shifts[unit]
 	if !ok {
-		return 0, fmt.Errorf("size %q: unknown unit, want a number with an optional K, M, G or T suffix", v)
+		return 0, fmt.Errorf("unknown unit %q: want a whole number with an optional %s suffix", strings.TrimSpace(s[len(num):]), sizeUnits)
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("size %q: want a whole number of bytes with an optional K, M, G or T suffix", v)
+		return 0, fmt.Errorf("want a whole number of bytes with an optional %s suffix", sizeUnits)
 	}
 	if n > (1<<62)>>shift {
-		return 0, fmt.Errorf("size %q is too large", v)
+		return 0, errors.New("too large")
 	}
 	return n << shift, nil
 }

@@ -60,27 +60,28 @@ func runMixed(b *bench) error {
 		return err
 	}
 
-	pt := func(g group, pattern string, bw, ns []float64, l *sample) result {
+	pt := func(g group, pattern string, bw, ns []float64, l sample) result {
 		r := result{Point: newPoint(g, pattern, median(bw), median(ns))}
-		if l != nil {
-			r.P50Ns, r.P99Ns = l.quantile(0.50), l.quantile(0.99)
-		}
+		r.timed(l)
 		return r
 	}
-	ra := pt(rg, "alone", alone, aloneNs, &la[0])
-	rm := pt(rg, "mixed", mixed, mixedNs, &lm[0])
-	wm := pt(wg, "mixed", written, writtenNs, &lm[1])
+	ra := pt(rg, "alone", alone, aloneNs, la[0])
+	rm := pt(rg, "mixed", mixed, mixedNs, lm[0])
+	wm := pt(wg, "mixed", written, writtenNs, lm[1])
 	b.add(ra, rm, wm)
 
 	tab := &table{
-		title: fmt.Sprintf("interference: %s (sequential %s reads) next to %s (sequential %s streaming writes), median of %d rounds",
+		title: fmt.Sprintf("interference: %s (sequential %s reads) next to %s (sequential %s streaming writes); GB/s: median of %d rounds; latency of one access, timed run: mean, p50, p99 (ns)",
 			threadWord(rg.threads, "reader"), byteString(mixedSize), threadWord(wg.threads, "writer"), byteString(mixedSize), mixedRounds),
 		header: []string{"", "GB/s", "mean", "p50", "p99"},
 		left:   1,
 	}
-	tab.row("reads alone", gbs(ra.GBs), nanos(ra.NsPerOp), nanos(ra.P50Ns), nanos(ra.P99Ns))
-	tab.row("reads with writers", gbs(rm.GBs), nanos(rm.NsPerOp), nanos(rm.P50Ns), nanos(rm.P99Ns))
-	tab.row("writers", gbs(wm.GBs), nanos(wm.NsPerOp), nanos(wm.P50Ns), nanos(wm.P99Ns))
+	for _, r := range []struct {
+		name string
+		res  result
+	}{{"reads alone", ra}, {"reads with writers", rm}, {"writers", wm}} {
+		tab.row(r.name, gbs(r.res.GBs), nanos(r.res.MeanNs), nanos(r.res.P50Ns), nanos(r.res.P99Ns))
+	}
 	tab.notes = append(tab.notes, fmt.Sprintf("interference (read GB/s with writers / alone): %.2f", interference(pointsOf(b.results))))
 	b.section(tab)
 	return nil

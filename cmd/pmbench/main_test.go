@@ -14,8 +14,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/braid-pm/braid/asm"
 	"github.com/braid-pm/braid/persist"
 )
+
+// TestMain makes the last-level cache 1 MiB, so that the tests measure
+// files of a few MiB (the cache rules ask for 8x it, and 2x it per
+// thread); TestCacheRules puts the real one back.
+func TestMain(m *testing.M) {
+	llc = 1 << 20
+	os.Exit(m.Run())
+}
+
+// canStream reports whether a forced region takes the flush-instruction
+// path, with streaming stores (the copy crossover): not in the portable
+// (purego) build, where persist makes every region durable with msync.
+func canStream() bool { return asm.CanFlush() }
 
 func TestParseFlagsDefaults(t *testing.T) {
 	cfg, err := parseFlags(nil, &bytes.Buffer{})
@@ -41,12 +55,15 @@ func TestParseFlagsDefaults(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
+	registerTestMode(t, mode{name: "zz-noprofile", run: func(*bench) error { return nil }})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bench.pm")
 	for _, tc := range []struct {
 		args []string
 		want string // in the message
 	}{
 		{[]string{"-nosuch"}, "flag provided but not defined"},
-		{[]string{"-size", "12Q"}, "unknown unit"},
+		{[]string{"-size", "12Q"}, `invalid value "12Q" for flag -size: unknown unit "Q": want a whole number with an optional K, M, G or T suffix`},
 		{[]string{"-size", "-5"}, "whole number"},
 		{[]string{"-size", "1.5G"}, "whole number"},
 		{[]string{"-size", "1M"}, "at least 4 MiB"},
@@ -57,11 +74,19 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-duration", "fast"}, "invalid value"},
 		{[]string{"-threads", "0"}, "-threads 0"},
 		{[]string{"-threads", "1000"}, "-threads 1000"},
-		{[]string{"-threads", "64", "-size", "8M"}, "too small for 64 threads"},
+		{[]string{"-threads", "64", "-size", "8M"}, "-size 8 MiB is too small for -mode device: each of 64 threads walks its own part"},
+		{[]string{"-mode", "copy", "-size", "4M"}, "-size 4 MiB is too small for -mode copy: random accesses must miss the 1 MiB last-level cache"},
 		{[]string{"-mode", "nosuch"}, `-mode "nosuch": want one of copy, device`}, // and the modes added since
 		{[]string{"-file", ""}, "-file is empty"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-profile", "/nonexistent-dir/p.json"}, "directory /nonexistent-dir does not exist"},
+		{[]string{"-profile", dir}, "-profile " + dir + " is a directory: give the path of the JSON file to write, such as " + dir + "/profile.json"},
+		{[]string{"-profile", "/dev/null"}, "-profile /dev/null is a device: pmbench replaces only regular files"},
+		{[]string{"-profile", "/proc/pmbench.json"}, "-profile /proc/pmbench.json: cannot create files in /proc"},
+		{[]string{"-file", file, "-profile", file}, "-profile " + file + " is the -file pmbench measures"},
+		{[]string{"-mode", "zz-noprofile", "-profile", filepath.Join(dir, "p.json")}, "-profile with -mode zz-noprofile: that mode measures no figure of the device profile"},
+		{[]string{"-file", dir}, "-file " + dir + " is a directory: give the path of a file for pmbench to create, such as " + dir + "/pmbench.pm"},
+		{[]string{"-file", filepath.Join(dir, "no", "f.pm")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, err := parseFlags(tc.args, &bytes.Buffer{})
@@ -72,18 +97,68 @@ func TestBadFlags(t *testing.T) {
 			code := run(context.Background(), tc.args, &out, &errOut)
 			require.Equal(t, exitUsage, code)
 			require.Empty(t, out.String())
-			require.Contains(t, errOut.String(), tc.want)
-			require.Contains(t, errOut.String(), "pmbench -h")
+			// The error first, then where the flags are: no usage.
+			require.Equal(t, "pmbench: "+err.Error()+"\nRun 'pmbench -h' for the flags.\n", errOut.String())
+			require.NoFileExists(t, file, "nothing is measured")
 		})
 	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the writability probe leaves nothing behind")
+}
+
+// registerTestMode adds a mode for the length of the test.
+func registerTestMode(t *testing.T, m mode) {
+	register(m)
+	t.Cleanup(func() { delete(modes, m.name) })
+}
+
+// TestCacheRules: with the real last-level cache, a file that would let
+// the caches answer is refused when -size is given and grown when not.
+func TestCacheRules(t *testing.T) {
+	defer func(old int64) { llc = old }(llc)
+	llc = 128 << 20
+
+	cfg, err := parseFlags([]string{"-quick", "-threads", "2"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.EqualValues(t, 1<<30, cfg.size, "8x the cache")
+	require.Contains(t, cfg.grown, "grown from the default 256 MiB: random accesses must miss the 128 MiB last-level cache")
+
+	cfg, err = parseFlags([]string{"-threads", "8"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.EqualValues(t, 2<<30, cfg.size, "2x the cache per thread")
+	require.Contains(t, cfg.grown, "each of 8 threads walks its own part of the file, which must be at least twice the 128 MiB last-level cache")
+
+	cfg, err = parseFlags([]string{"-mode", "copy", "-threads", "8"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.EqualValues(t, 1<<30, cfg.size, "copy runs one thread: -threads does not count")
+	require.Empty(t, cfg.grown)
+
+	_, err = parseFlags([]string{"-size", "1G", "-threads", "8"}, &bytes.Buffer{})
+	require.ErrorContains(t, err, "-size 1 GiB is too small for -mode device: each of 8 threads")
+	require.ErrorContains(t, err, "want at least 2 GiB")
+
+	// A mode without its own rule keeps the global minimum.
+	registerTestMode(t, mode{name: "zz-small", run: func(*bench) error { return nil }})
+	cfg, err = parseFlags([]string{"-mode", "zz-small", "-size", "4M", "-threads", "8"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.EqualValues(t, 4<<20, cfg.size)
+
+	// An odd cache size gives a whole number of MiB.
+	llc = 1<<20 + 1
+	_, err = parseFlags([]string{"-mode", "copy", "-size", "8M"}, &bytes.Buffer{})
+	require.ErrorContains(t, err, "want at least 9 MiB")
+
+	require.Positive(t, lastLevelCache())
 }
 
 func TestHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run(context.Background(), []string{"-h"}, &out, &errOut))
-	for _, want := range []string{"Usage: pmbench", "-profile", "-quick", "device", "copy", "BRAID_FORCE_PMEM"} {
+	for _, want := range []string{"Usage: pmbench", "-profile", "-quick", "device", "copy", "BRAID_FORCE_PMEM", "K, M, G or T suffix"} {
 		require.Contains(t, errOut.String(), want)
 	}
+	require.Empty(t, out.String())
 }
 
 func TestParseByteSize(t *testing.T) {
@@ -255,10 +330,17 @@ func TestQuickRun(t *testing.T) {
 
 	text := out.String()
 	for _, want := range []string{
-		"pmbench -mode device", "PMem path forced", "read, sequential", "write-nt, random",
-		"interference", "copy crossover", "persist.Store64", "device profile", "written to " + prof,
+		"pmbench -mode device: 2ms per point, 1..2 threads\n", "PMem path forced", "read, sequential", "write-nt, random",
+		"interference", "persist.Store64", "device profile", "written to " + prof,
 	} {
 		require.Contains(t, text, want)
+	}
+	copyPoints := 0
+	if canStream() {
+		require.Contains(t, text, "copy crossover")
+		copyPoints = 2 * len(copySizes)
+	} else {
+		require.Contains(t, text, "no copy crossover measured")
 	}
 
 	p, err := persist.LoadProfile(prof)
@@ -275,10 +357,10 @@ func TestQuickRun(t *testing.T) {
 		require.True(t, pk.Knee >= 1 && pk.Knee <= pk.Threads && pk.Threads <= 2, "%s: %+v", name, pk)
 	}
 	require.Positive(t, p.Interference)
-	require.Positive(t, p.MovntThreshold)
+	require.Equal(t, canStream(), p.MovntThreshold > 0)
 	require.Positive(t, p.PersistNs)
 	// 4 ops x 2 patterns x 3 sizes x 2 thread counts, 3 mixed, 20 copy, 2 persist.
-	require.Len(t, p.Points, 48+3+20+2)
+	require.Len(t, p.Points, 48+3+copyPoints+2)
 	require.Equal(t, p.ReadThreads(), max(p.SeqRead.Knee, p.RandRead.Knee))
 
 	// The profile drives persist's streaming-store threshold.
@@ -295,7 +377,7 @@ func TestJSONAndKeep(t *testing.T) {
 	file := filepath.Join(dir, "bench.pm")
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{
-		"-mode", "copy", "-json", "-keep", "-force-pmem", "-file", file, "-size", "4M", "-duration", "2ms", "-threads", "1",
+		"-mode", "copy", "-json", "-keep", "-force-pmem", "-file", file, "-size", "8M", "-duration", "2ms", "-threads", "1",
 	}, &out, &errOut)
 	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
 	require.FileExists(t, file, "-keep keeps the file")
@@ -303,10 +385,14 @@ func TestJSONAndKeep(t *testing.T) {
 	var rep jsonReport
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
 	require.Equal(t, "copy", rep.Mode)
-	require.Len(t, rep.Results, len(copySizes)*2+2)
+	copyPoints := 0
+	if canStream() {
+		copyPoints = 2 * len(copySizes)
+	}
+	require.Len(t, rep.Results, copyPoints+2)
 	require.NotNil(t, rep.Profile)
 	require.Nil(t, rep.Profile.Points, "points are printed once, as results")
-	require.Positive(t, rep.Profile.MovntThreshold)
+	require.Equal(t, canStream(), rep.Profile.MovntThreshold > 0)
 	require.Positive(t, rep.Profile.PersistNs)
 	require.Zero(t, rep.Profile.SeqRead.GBs, "copy mode measures no bandwidth")
 	var persistSeq *result
@@ -318,34 +404,80 @@ func TestJSONAndKeep(t *testing.T) {
 	require.NotNil(t, persistSeq)
 	require.Positive(t, persistSeq.P50Ns)
 	require.GreaterOrEqual(t, persistSeq.P99Ns, persistSeq.P50Ns)
+	require.Positive(t, persistSeq.MeanNs, "mean, p50 and p99 of the same timed run")
 
 	// A second run refuses to write over the kept file ...
 	out.Reset()
 	errOut.Reset()
-	code = run(context.Background(), []string{"-mode", "copy", "-force-pmem", "-file", file, "-size", "4M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
+	code = run(context.Background(), []string{"-mode", "copy", "-force-pmem", "-file", file, "-size", "8M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
 	require.Equal(t, exitFail, code)
 	require.Contains(t, errOut.String(), "already exists")
 	require.FileExists(t, file)
 
 	// ... unless told to, and then removes it.
 	errOut.Reset()
-	code = run(context.Background(), []string{"-mode", "copy", "-overwrite", "-force-pmem", "-file", file, "-size", "4M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
+	code = run(context.Background(), []string{"-mode", "copy", "-overwrite", "-force-pmem", "-file", file, "-size", "8M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
 	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
 	require.NoFileExists(t, file)
 }
 
 func TestMapErrors(t *testing.T) {
 	dir := t.TempDir()
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-mode", "copy", "-file", filepath.Join(dir, "no", "such", "dir", "f.pm"), "-size", "4M", "-duration", "1ms"}, &out, &errOut)
-	require.Equal(t, exitFail, code)
-	require.Contains(t, errOut.String(), "no such file or directory")
-
 	// -overwrite replaces only regular files.
-	code = run(context.Background(), []string{"-mode", "copy", "-overwrite", "-file", dir, "-size", "4M", "-duration", "1ms"}, &out, &errOut)
+	link := filepath.Join(dir, "link.pm")
+	require.NoError(t, os.Symlink("/dev/null", link))
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-mode", "copy", "-overwrite", "-file", link, "-size", "8M", "-duration", "1ms"}, &out, &errOut)
 	require.Equal(t, exitFail, code)
-	require.Contains(t, errOut.String(), "not a regular file")
-	require.DirExists(t, dir)
+	require.Contains(t, errOut.String(), link+" is a symbolic link, not a regular file: pmbench replaces only regular files")
+	_, err := os.Lstat(link)
+	require.NoError(t, err)
+}
+
+// TestModeWithoutProfile: a mode that measures no figure of the profile
+// prints none and writes none (-profile is refused, TestBadFlags).
+func TestModeWithoutProfile(t *testing.T) {
+	registerTestMode(t, mode{name: "zz-points", run: func(b *bench) error {
+		b.add(result{Point: persist.Point{Op: "zz-op", Pattern: "seq", Size: 64, Threads: 1, GBs: 1, NsPerOp: 64}})
+		b.section(&table{title: "zz table", header: []string{"a"}})
+		return nil
+	}})
+	file := filepath.Join(t.TempDir(), "bench.pm")
+	args := []string{"-mode", "zz-points", "-force-pmem", "-file", file, "-size", "8M", "-threads", "2"}
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), args, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "pmbench -mode zz-points: 200ms per point, 1 thread\n")
+	require.Contains(t, out.String(), "zz table")
+	require.NotContains(t, out.String(), "device profile")
+	require.NotContains(t, out.String(), "GOMAXPROCS (", "one thread shares no CPU")
+
+	out.Reset()
+	require.Equal(t, exitOK, run(context.Background(), append(args, "-json"), &out, &errOut), errOut.String())
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	require.NotContains(t, rep, "profile")
+	require.Len(t, rep["results"], 1)
+}
+
+// TestProfileLostAfterRun: when the profile cannot be written after all
+// (its directory went away during the run), the report is still printed
+// and the exit status says it failed.
+func TestProfileLostAfterRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	registerTestMode(t, mode{name: "zz-lost", profile: true, run: func(b *bench) error {
+		b.add(result{Point: persist.Point{Op: "persist", Pattern: "seq", Size: 8, Threads: 1, NsPerOp: 200}})
+		return os.RemoveAll(dir)
+	}})
+	prof := filepath.Join(dir, "p.json")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-mode", "zz-lost", "-force-pmem", "-file", filepath.Join(t.TempDir(), "b.pm"), "-size", "8M", "-profile", prof}, &out, &errOut)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errOut.String(), "write profile")
+	require.Contains(t, out.String(), "device profile")
+	require.Contains(t, out.String(), "   persist  200 ns\n")
+	require.Contains(t, out.String(), "not measured by this run (-mode zz-lost): seq read, rand read, seq write, rand write, interference, movnt threshold;")
+	require.NotContains(t, out.String(), "written to")
 }
 
 // TestMsyncRegion runs the copy mode on a file that is not forced onto the
@@ -360,10 +492,13 @@ func TestMsyncRegion(t *testing.T) {
 	os.Remove(file)
 	prof := filepath.Join(t.TempDir(), "p.json")
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-mode", "copy", "-file", file, "-size", "4M", "-duration", "2ms", "-threads", "1", "-profile", prof}, &out, &errOut)
+	code := run(context.Background(), []string{"-mode", "copy", "-file", file, "-size", "8M", "-duration", "2ms", "-threads", "2", "-profile", prof}, &out, &errOut)
 	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
 	require.Contains(t, out.String(), "msync(2)")
 	require.NotContains(t, out.String(), "copy crossover:")
+	require.Contains(t, out.String(), "pmbench -mode copy: 2ms per point, 1 thread\n", "copy runs one thread whatever -threads says")
+	require.Contains(t, out.String(), "not measured by this run (-mode copy): seq read, rand read, seq write, rand write, interference, movnt threshold;")
+	require.Contains(t, out.String(), "written to "+prof)
 	p, err := persist.LoadProfile(prof)
 	require.NoError(t, err)
 	require.Zero(t, p.MovntThreshold)
@@ -379,7 +514,7 @@ func TestInterrupted(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		cancel()
 	}()
-	code := run(ctx, []string{"-force-pmem", "-file", file, "-size", "4M", "-duration", "1m", "-threads", "1"}, &out, &errOut)
+	code := run(ctx, []string{"-force-pmem", "-file", file, "-size", "8M", "-duration", "1m", "-threads", "1"}, &out, &errOut)
 	require.Equal(t, exitInterrupted, code)
 	require.Contains(t, errOut.String(), "interrupted")
 	require.NoFileExists(t, file, "the file is removed when interrupted")

@@ -36,10 +36,18 @@ import (
 // and b.note. The device profile is computed from every recorded result
 // (summarize), so a mode contributes to it by recording points with the op
 // and pattern names summarize reads.
+//
+// A mode whose points feed the profile's summary sets profile, which
+// allows -profile; the others refuse it rather than write a profile of
+// zeros. A mode that needs more than minSize bytes (to hold its
+// structures, or to defeat the cache) says how many with minSize.
 type mode struct {
 	name    string
 	summary string // one line for -h
 	run     func(*bench) error
+
+	profile bool                                // it measures figures of the device profile
+	minSize func(*config) (n int64, why string) // nil: the global minSize
 }
 
 var modes = map[string]mode{}

@@ -58,15 +58,17 @@ func (t *table) write(w io.Writer) {
 }
 
 // writeText prints the human report: what was measured on what, each
-// section's table, and the profile.
+// section's table, and the profile (nil for a mode that measures none of
+// it).
 func writeText(w io.Writer, b *bench, p *persist.Profile) error {
 	threads := "1 thread"
-	if b.cfg.threads > 1 {
-		threads = fmt.Sprintf("1..%d threads", b.cfg.threads)
+	if lo, hi := b.threadRange(); hi > 1 {
+		threads = fmt.Sprintf("%d..%d threads", lo, hi)
 	}
 	fmt.Fprintf(w, "pmbench -mode %s: %v per point, %s\n", b.cfg.mode, b.cfg.duration, threads)
 	fmt.Fprintf(w, "  region  %v\n", b.r.Info())
-	fmt.Fprintf(w, "  cpu     %s, %d CPUs, GOMAXPROCS %d; %s\n", cpuName(), runtime.NumCPU(), runtime.GOMAXPROCS(0), strings.Join(cpuFeatures(), " "))
+	fmt.Fprintf(w, "  cpu     %s, %d CPUs, GOMAXPROCS %d, last-level cache %s; %s\n",
+		cpuName(), runtime.NumCPU(), runtime.GOMAXPROCS(0), byteString(llc), strings.Join(cpuFeatures(), " "))
 	fmt.Fprintf(w, "  clock   %d ns per timed access, subtracted from latencies\n", b.clock)
 	for _, n := range b.notes {
 		fmt.Fprintf(w, "  note    %s\n", n)
@@ -75,51 +77,72 @@ func writeText(w io.Writer, b *bench, p *persist.Profile) error {
 	for _, t := range b.sections {
 		t.write(w)
 	}
+	if p != nil {
+		profileTable(b, p).write(w)
+	}
+	return nil
+}
 
+// profileTable is the summary of the device profile: the figures this run
+// measured, and what it left out.
+func profileTable(b *bench, p *persist.Profile) *table {
 	tab := &table{title: "device profile", left: 2}
+	var missing []string
 	peak := func(name string, pk persist.Peak) {
 		if pk.GBs > 0 {
 			tab.row(name, fmt.Sprintf("%s GB/s at %s, knee %d", gbs(pk.GBs), threadWord(pk.Threads, "thread"), pk.Knee))
+		} else {
+			missing = append(missing, name)
 		}
 	}
 	peak("seq read", p.SeqRead)
 	peak("rand read", p.RandRead)
 	peak("seq write", p.SeqWrite)
 	peak("rand write", p.RandWrite)
-	if p.Interference > 0 {
-		tab.row("interference", fmt.Sprintf("%.2f", p.Interference))
+	figure := func(name string, ok bool, v string) {
+		if ok {
+			tab.row(name, v)
+		} else {
+			missing = append(missing, name)
+		}
 	}
-	if p.MovntThreshold > 0 {
-		tab.row("movnt threshold", byteString(int64(p.MovntThreshold)))
+	figure("interference", p.Interference > 0, fmt.Sprintf("%.2f", p.Interference))
+	figure("movnt threshold", p.MovntThreshold > 0, byteString(int64(p.MovntThreshold)))
+	figure("persist", p.PersistNs > 0, nanos(p.PersistNs)+" ns")
+	if len(missing) > 0 {
+		tab.notes = append(tab.notes, fmt.Sprintf("not measured by this run (-mode %s): %s; 0 in the profile, where its users take their defaults",
+			b.cfg.mode, strings.Join(missing, ", ")))
 	}
-	if p.PersistNs > 0 {
-		tab.row("persist", nanos(p.PersistNs)+" ns")
-	}
-	if b.cfg.profile != "" {
+	if b.saved {
 		tab.notes = append(tab.notes, "written to "+b.cfg.profile+" (persist.LoadProfile, BRAID_PROFILE)")
 	}
-	tab.write(w)
-	return nil
+	return tab
 }
 
 // jsonReport is what -json prints.
 type jsonReport struct {
-	Mode       string           `json:"mode"`
-	Region     string           `json:"region"`
-	CPU        string           `json:"cpu"`
-	Features   []string         `json:"features"`
-	Cores      int              `json:"cores"`
-	GOMAXPROCS int              `json:"gomaxprocs"`
-	DurationNs int64            `json:"duration_ns"`
-	ClockNs    int64            `json:"clock_overhead_ns"`
-	Notes      []string         `json:"notes,omitempty"`
-	Results    []result         `json:"results"`
-	Profile    *persist.Profile `json:"profile"` // without points: they are the results
+	Mode       string   `json:"mode"`
+	Region     string   `json:"region"`
+	CPU        string   `json:"cpu"`
+	Features   []string `json:"features"`
+	Cores      int      `json:"cores"`
+	GOMAXPROCS int      `json:"gomaxprocs"`
+	DurationNs int64    `json:"duration_ns"`
+	ClockNs    int64    `json:"clock_overhead_ns"`
+	Notes      []string `json:"notes,omitempty"`
+	Results    []result `json:"results"`
+	// Profile is the device profile without its points (they are the
+	// results); absent for a mode that measures none of it.
+	Profile *persist.Profile `json:"profile,omitempty"`
 }
 
 func writeJSON(w io.Writer, b *bench, p *persist.Profile) error {
-	summary := *p
-	summary.Points = nil
+	var summary *persist.Profile
+	if p != nil {
+		s := *p
+		s.Points = nil
+		summary = &s
+	}
 	rep := jsonReport{
 		Mode:       b.cfg.mode,
 		Region:     b.r.Info().String(),
@@ -131,7 +154,7 @@ func writeJSON(w io.Writer, b *bench, p *persist.Profile) error {
 		ClockNs:    b.clock,
 		Notes:      b.notes,
 		Results:    b.results,
-		Profile:    &summary,
+		Profile:    summary,
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

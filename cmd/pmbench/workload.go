@@ -117,6 +117,15 @@ func (s sample) nsPerOp() float64 {
 	return float64(s.busy.Nanoseconds()) / float64(s.ops)
 }
 
+// mean is the mean of the timed accesses, in ns: from the same samples as
+// quantile, unlike nsPerOp (0 when the run was not timed).
+func (s sample) mean() float64 {
+	if s.hist == nil || s.hist.TotalCount() == 0 {
+		return 0
+	}
+	return s.hist.Mean()
+}
+
 // quantile returns the q-quantile (0..1) of the timed accesses, in ns.
 func (s sample) quantile(q float64) float64 {
 	if s.hist == nil || s.hist.TotalCount() == 0 {
