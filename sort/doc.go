@@ -12,20 +12,34 @@
 // # Algorithms
 //
 //   - OnePass: when the IndexMap (key + 5-byte pointer per record) fits the
-//     memory budget: the reader pool gathers only the keys (strided reads),
-//     scattering (key, pointer) entries straight into first-level radix
-//     buckets; the sorter pool sorts the buckets in place (MSD radix);
-//     then, one write buffer at a time, the reader pool gathers the values
-//     by pointer and the writer pool persists the buffer to the output.
+//     memory budget: the reader pool gathers only the keys (strided reads)
+//     and counts their first radix digit; the entries are scattered into
+//     first-level buckets and the sorter pool sorts the buckets (MSD
+//     radix); then, one write buffer at a time, the reader pool gathers
+//     the values by pointer — bucketed by their place in the input, each
+//     reader on its own part of it — and the writer pool persists the
+//     buffer to the output.
 //   - MergePass: when it does not fit: sorted IndexMap runs are persisted
-//     to run files, merged with a loser tree, and the values of each write
-//     buffer's worth of merged entries are gathered in parallel.
+//     to run files (entries packed, 15 bytes for gensort), merged with a
+//     loser tree, and the values of each write buffer's worth of merged
+//     entries are gathered in parallel.
 //   - EMS: the external merge sort baseline (runs of whole records), with
-//     the same pools, scheduling and radix sort, so that the gain of key-
-//     value separation is measured alone.
+//     the same pools, scheduling, radix sort, merge tree and write path, so
+//     that the gain of key-value separation is measured alone.
+//
+// In DRAM an IndexMap entry is held in machine words (two for gensort:
+// the key bits, then the pointer in the low bits), so that comparisons are
+// integer compares and entries move as registers; on storage it is packed.
 //
 // Pool sizes come from the device profile written by pmbench (PoolsFor).
 // Reads and writes never overlap unless Options.Overlap is set.
+//
+// # Memory
+//
+// Options.MemBudget bounds every DRAM buffer the sorter allocates; they
+// are mapped outside the Go heap, carved per phase (the IndexMap's
+// neighbour is the key pass's scratch first, then the write buffer) and
+// kept by a Sorter from one sort to the next.
 //
 // # Durability and failure
 //
@@ -39,4 +53,6 @@
 // the record size, a truncated KLV record, an empty file) is reported with
 // ErrBadFormat or ErrEmpty before the output is created. A run file whose
 // header does not check out is ErrCorrupt, which wraps persist.ErrCorrupt.
+// Generate checks the size of what it is asked for (against an int64 and
+// the file system's free space, ErrNoSpace) before generating anything.
 package sort

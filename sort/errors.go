@@ -24,4 +24,6 @@ var (
 	ErrCorrupt = fmt.Errorf("sort: corrupt run file: %w", persist.ErrCorrupt)
 	// ErrOptions marks invalid options.
 	ErrOptions = errors.New("sort: invalid options")
+	// ErrNoSpace marks output that cannot fit the file system's free space.
+	ErrNoSpace = errors.New("sort: not enough free space")
 )

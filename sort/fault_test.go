@@ -2,6 +2,7 @@ package sort
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,6 +32,8 @@ func TestSortBadInput(t *testing.T) {
 	require.NoError(t, err)
 	klv, _, err := GenerateBytes(GenOptions{Count: 100, Format: Format{KeySize: 10, KLV: true}, MaxValue: 50})
 	require.NoError(t, err)
+	many, _, err := GenerateBytes(GenOptions{Count: 100_000})
+	require.NoError(t, err)
 
 	cases := []struct {
 		name string
@@ -42,7 +45,7 @@ func TestSortBadInput(t *testing.T) {
 		{"empty", write("empty", nil), Options{}, ErrEmpty},
 		{"truncated KLV value", write("klvtrunc", klv[:len(klv)-1]), Options{Format: Format{KeySize: 10, KLV: true}}, ErrBadFormat},
 		{"truncated KLV header", write("klvhdr", append(append([]byte{}, klv...), 1, 2, 3)), Options{Format: Format{KeySize: 10, KLV: true}}, ErrBadFormat},
-		{"budget too small for onepass", write("good", good), Options{Mode: OnePass, MemBudget: MinMemBudget, WriteBuffer: 1 << 20}, ErrBudget},
+		{"budget too small for onepass", write("many", many), Options{Mode: OnePass, MemBudget: MinMemBudget}, ErrBudget},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -216,4 +219,24 @@ func FuzzParseSummaries(f *testing.F) {
 		c := CombineSummaries(s, false, 10)
 		_ = c.Records.String()
 	})
+}
+
+// On tmpfs the output is not preallocated; a piece whose pages cannot be
+// allocated (here: the file was truncated behind the mapping, as a full
+// file system would refuse them) is an ErrNoSpace error, not a SIGBUS.
+func TestSparseOutputCannotAllocate(t *testing.T) {
+	dir := "/dev/shm"
+	if !dirOnTmpfs(dir) || !canPopulate() {
+		t.Skip("needs tmpfs at /dev/shm and MADV_POPULATE_WRITE")
+	}
+	path := filepath.Join(dir, fmt.Sprintf("braid-sort-test-%d", os.Getpid()))
+	defer os.Remove(path)
+	m, err := createMapped(path, 1<<20, true)
+	require.NoError(t, err)
+	defer m.close()
+	require.True(t, m.sparse)
+	require.NoError(t, m.put(0, make([]byte, 8192)))
+	require.NoError(t, os.Truncate(path, 4096))
+	err = m.put(64<<10, make([]byte, 8192))
+	require.ErrorIs(t, err, ErrNoSpace)
 }

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // GenOptions says what Generate writes. The zero value (plus Count) is
@@ -256,15 +258,18 @@ func (o *GenOptions) normalize() error {
 		return err
 	}
 	if o.ASCII && o.Format != Gensort {
-		return fmt.Errorf("%w: ASCII records exist only in the gensort format (10+90)", ErrOptions)
+		return optionError("ASCII records exist only in the gensort format (10+90)")
 	}
 	if o.Format.KLV {
 		if o.MinValue < 0 || o.MaxValue < o.MinValue || o.MaxValue > MaxKLVValue {
-			return fmt.Errorf("%w: KLV value lengths %d..%d, want 0 <= min <= max <= %d",
-				ErrOptions, o.MinValue, o.MaxValue, MaxKLVValue)
+			return optionError("KLV value lengths %d..%d, want 0 <= min <= max <= %d",
+				o.MinValue, o.MaxValue, MaxKLVValue)
 		}
 	}
-	if o.Threads <= 0 {
+	if o.Threads < 0 || o.Threads > MaxPool {
+		return optionError("%d generator goroutines, want 0 (all CPUs) to %d", o.Threads, MaxPool)
+	}
+	if o.Threads == 0 {
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
 	return nil
@@ -273,27 +278,90 @@ func (o *GenOptions) normalize() error {
 // genChunk is how many records one task generates.
 const genChunk = 1 << 15
 
-// genPlan computes the byte offset of every chunk (and the total size).
-func genPlan(ctx context.Context, o *GenOptions) ([]int64, error) {
+// maxFileSize bounds a generated file (an int64 offset).
+const maxFileSize = 1<<63 - 1
+
+// sizeBounds returns the smallest and largest size of the file o
+// describes (equal for fixed-size records), computed without generating
+// anything; ok is false when the largest does not fit in an int64.
+func (o *GenOptions) sizeBounds() (lo, hi uint64, ok bool) {
+	mul := func(n, size uint64) (uint64, bool) {
+		h, l := bits.Mul64(n, size)
+		return l, h == 0 && l <= maxFileSize
+	}
+	if !o.Format.KLV {
+		v, ok := mul(o.Count, uint64(o.Format.RecordSize()))
+		return v, v, ok
+	}
+	base := uint64(o.Format.KeySize + klvHeader)
+	lo, okLo := mul(o.Count, base+uint64(o.MinValue))
+	hi, okHi := mul(o.Count, base+uint64(o.MaxValue))
+	if !okLo {
+		lo = maxFileSize + 1
+	}
+	return lo, hi, okHi
+}
+
+// checkSize fails fast when the records o describes cannot fit: more
+// than an int64 of bytes, or (when free >= 0) more than free bytes.
+func (o *GenOptions) checkSize(free int64, where string) error {
+	lo, hi, ok := o.sizeBounds()
+	what := fmt.Sprintf("%d records of %d bytes", o.Count, o.Format.RecordSize())
+	if o.Format.KLV {
+		what = fmt.Sprintf("%d KLV records (key %d, values of %d..%d bytes)", o.Count, o.Format.KeySize, o.MinValue, o.MaxValue)
+	}
+	if lo > maxFileSize {
+		return optionError("%s make more than 2^63 bytes", what)
+	}
+	if free >= 0 && lo > uint64(free) {
+		if lo == hi {
+			return &detailError{ErrNoSpace, fmt.Sprintf("sort: %s make %d bytes; %s has %d bytes free", what, lo, where, free)}
+		}
+		return &detailError{ErrNoSpace, fmt.Sprintf("sort: %s make at least %d bytes; %s has %d bytes free", what, lo, where, free)}
+	}
+	if !ok && !o.Format.KLV {
+		return optionError("%s make more than 2^63 bytes", what)
+	}
+	return nil
+}
+
+// freeSpace returns the bytes available to an unprivileged writer in the
+// file system holding dir.
+func freeSpace(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("sort: free space of %s: %w", dir, err)
+	}
+	free := uint64(st.Bavail) * uint64(st.Bsize)
+	if free > maxFileSize {
+		free = maxFileSize
+	}
+	return int64(free), nil
+}
+
+// FreeSpace returns the bytes available in the file system holding dir.
+func FreeSpace(dir string) (int64, error) { return freeSpace(dir) }
+
+// genPlan computes the byte offset of every chunk (and the total size),
+// failing as soon as the total passes limit (limit < 0: no limit).
+func genPlan(ctx context.Context, o *GenOptions, limit int64, where string) ([]int64, error) {
+	if err := o.checkSize(limit, where); err != nil {
+		return nil, err
+	}
 	chunks := (o.Count + genChunk - 1) / genChunk
 	offs := make([]int64, chunks+1)
 	if !o.Format.KLV {
-		rs := int64(o.Format.RecordSize())
+		rs := uint64(o.Format.RecordSize())
 		for i := range offs {
-			n := uint64(i) * genChunk
-			if n > o.Count {
-				n = o.Count
-			}
-			hi, lo := bits.Mul64(n, uint64(rs))
-			if hi != 0 || lo > 1<<62 {
-				return nil, fmt.Errorf("%w: %d records of %d bytes overflow", ErrOptions, o.Count, rs)
-			}
-			offs[i] = int64(lo)
+			n := min(uint64(i)*genChunk, o.Count)
+			offs[i] = int64(n * rs) // checkSize: no overflow
 		}
 		return offs, nil
 	}
-	// KLV: sizes depend on the value lengths; draw them in parallel.
+	// KLV: sizes depend on the value lengths; draw them in parallel, and
+	// stop as soon as the running total is known to be too large.
 	sizes := offs[1:]
+	var total atomic.Int64
 	err := parallelChunks(ctx, o.Threads, int(chunks), func(c int) error {
 		var g generator
 		first := uint64(c) * genChunk
@@ -306,6 +374,9 @@ func genPlan(ctx context.Context, o *GenOptions) ([]int64, error) {
 			g.bump()
 		}
 		sizes[c] = sum
+		if t := total.Add(sum); limit >= 0 && t > limit {
+			return &detailError{ErrNoSpace, fmt.Sprintf("sort: the KLV records make more than %d bytes; %s has %d bytes free", t, where, limit)}
+		}
 		return nil
 	})
 	if err != nil {
@@ -313,9 +384,6 @@ func genPlan(ctx context.Context, o *GenOptions) ([]int64, error) {
 	}
 	for i := 1; i < len(offs); i++ {
 		offs[i] += offs[i-1]
-		if offs[i] < 0 {
-			return nil, fmt.Errorf("%w: generated size overflows", ErrOptions)
-		}
 	}
 	return offs, nil
 }
@@ -374,11 +442,13 @@ type genSink interface {
 	put(off int64, b []byte) error
 }
 
-// generate runs the generator into sink (nil: only count and checksum).
-func generate(ctx context.Context, o *GenOptions, offs []int64, sink genSink) (Uint128, error) {
-	chunks := len(offs) - 1
+// generate runs the generator into sink at offs (nil, nil: only count and
+// checksum).
+func generate(ctx context.Context, o *GenOptions, offs []int64, sink genSink) (Uint128, int64, error) {
+	chunks := int((o.Count + genChunk - 1) / genChunk)
 	var mu sync.Mutex
 	var total Uint128
+	var bytes int64
 	const bufSize = 256 << 10
 	err := parallelChunks(ctx, o.Threads, chunks, func(c int) error {
 		buf := make([]byte, 0, bufSize)
@@ -387,7 +457,11 @@ func generate(ctx context.Context, o *GenOptions, offs []int64, sink genSink) (U
 		first := uint64(c) * genChunk
 		n := min(uint64(genChunk), o.Count-first)
 		g.seek(o.Start.Add64(first))
-		off := offs[c]
+		var off int64
+		if offs != nil {
+			off = offs[c]
+		}
+		start := off
 		flush := func() error {
 			if sink != nil && len(buf) > 0 {
 				if err := sink.put(off, buf); err != nil {
@@ -415,10 +489,11 @@ func generate(ctx context.Context, o *GenOptions, offs []int64, sink genSink) (U
 		}
 		mu.Lock()
 		total = total.Add(sum)
+		bytes += off - start
 		mu.Unlock()
 		return nil
 	})
-	return total, err
+	return total, bytes, err
 }
 
 // record appends the current record to *buf and returns it.
@@ -478,13 +553,18 @@ func GenerateBytes(o GenOptions) ([]byte, GenResult, error) {
 		return nil, GenResult{}, err
 	}
 	ctx := context.Background()
-	offs, err := genPlan(ctx, &o)
+	// In memory: the records must fit the physical memory (0: unknown).
+	limit := int64(-1)
+	if ram := physicalMemory(); ram > 0 {
+		limit = ram
+	}
+	offs, err := genPlan(ctx, &o, limit, "memory")
 	if err != nil {
 		return nil, GenResult{}, err
 	}
 	size := offs[len(offs)-1]
 	out := make([]byte, size)
-	sum, err := generate(ctx, &o, offs, memSink(out))
+	sum, _, err := generate(ctx, &o, offs, memSink(out))
 	if err != nil {
 		return nil, GenResult{}, err
 	}
@@ -494,25 +574,41 @@ func GenerateBytes(o GenOptions) ([]byte, GenResult, error) {
 // Generate writes the records to path. Like gensort it replaces an
 // existing file — but only once the new one is complete: the records are
 // written under a temporary name, made durable and renamed. Writing to
-// /dev/null only computes (gensort skips the output there too).
+// /dev/null only computes (gensort skips the output there too). A size
+// that cannot fit (more than 2^63 bytes, or more than the file system's
+// free space) is an error before anything is generated.
 func Generate(ctx context.Context, path string, o GenOptions, force bool) (GenResult, error) {
 	if err := o.normalize(); err != nil {
 		return GenResult{}, err
 	}
-	offs, err := genPlan(ctx, &o)
+	if path == os.DevNull {
+		if err := o.checkSize(-1, ""); err != nil {
+			return GenResult{}, err
+		}
+		res := GenResult{Records: o.Count}
+		var err error
+		res.Checksum, res.Bytes, err = generate(ctx, &o, nil, nil)
+		return res, err
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return GenResult{}, optionError("%s is a directory; give a file name", path)
+	case err == nil && !st.Mode().IsRegular():
+		return GenResult{}, optionError("%s exists and is not a regular file", path)
+	}
+	dir := filepath.Dir(path)
+	free, err := freeSpace(dir)
+	if err != nil {
+		return GenResult{}, err
+	}
+	offs, err := genPlan(ctx, &o, free, dir)
 	if err != nil {
 		return GenResult{}, err
 	}
 	size := offs[len(offs)-1]
 	res := GenResult{Records: o.Count, Bytes: size}
-	if path == os.DevNull {
-		res.Checksum, err = generate(ctx, &o, offs, nil)
-		return res, err
-	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return res, fmt.Errorf("%w: %s exists and is not a regular file", ErrOptions, path)
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".pmsort-"+randSuffix()+".tmp")
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+".pmsort-"+randSuffix()+".tmp")
 	m, err := createMapped(tmp, size, force)
 	if err != nil {
 		return res, err
@@ -524,7 +620,7 @@ func Generate(ctx context.Context, path string, o GenOptions, force bool) (GenRe
 			os.Remove(tmp)
 		}
 	}()
-	if res.Checksum, err = generate(ctx, &o, offs, m); err != nil {
+	if res.Checksum, _, err = generate(ctx, &o, offs, m); err != nil {
 		return res, err
 	}
 	if err := m.sync(); err != nil {
@@ -537,6 +633,8 @@ func Generate(ctx context.Context, path string, o GenOptions, force bool) (GenRe
 		return res, err
 	}
 	ok = true
-	syncDir(filepath.Dir(path))
+	if err := syncDir(dir); err != nil {
+		return res, fmt.Errorf("sort: %s is complete, but syncing its directory failed (the rename may not be durable): %w", path, err)
+	}
 	return res, nil
 }

@@ -1,491 +1,268 @@
 package sort
 
 import (
-	"context"
 	"encoding/binary"
-	"fmt"
 	"math/bits"
-	"sync"
+	"unsafe"
 )
 
-// An IndexMap ([WS] §3.2) is an array of fixed-size entries
+// An IndexMap ([WS] §3.2) is an array of (key, pointer) entries, plus the
+// value length for KLV records so that output offsets can be prefix-summed
+// without touching the input again. For fixed-size records the pointer is
+// the record's index in the input (so 5 bytes name 2^40 records whatever
+// their size); for KLV records it is the record's byte offset.
+//
+// On storage (run files) an entry is packed, with no padding:
 //
 //	key[K] | pointer[P] little-endian | value_len uint32 LE (KLV only)
 //
-// packed with no padding (15 bytes for gensort keys and 5-byte pointers).
-// For fixed-size records the pointer is the record's index in the input
-// (so 5 bytes name 2^40 records whatever their size); for KLV records it is
-// the record's byte offset, and the value length rides along so that output
-// offsets can be prefix-summed without touching the input again.
+// 15 bytes for gensort keys and 5-byte pointers. In DRAM the same fields
+// are held in w = ceil((K+P+V)/8) machine words (two for gensort): read as
+// one big-endian number of 64w bits, the key is its top 8K bits, the
+// pointer the 8P bits above the value length, and the value length its
+// low 8V bits, zeros in between. Comparing two entries' key bits is then a
+// couple of integer compares, radix digits are shifts, and moving an
+// entry is a register move instead of a memmove call — which is what the
+// sort, the merge and the value gather spend their time on.
 type layout struct {
-	k   int  // key bytes
-	p   int  // pointer bytes, 5 or 8
-	klv bool // entries carry the value length
-	e   int  // entry bytes
+	k, p int    // key and pointer bytes (p is 5 or 8)
+	klv  bool   // entries carry the value length
+	v    int    // bytes of value length carried: 4 for KLV, else 0
+	e    int    // bytes of a packed entry (run files): k+p+v
+	w    int    // words of an in-memory entry
+	pm   uint64 // mask of the pointer's 8p bits
+	kb   uint   // key bits: 8k
+	// km[i] masks the key bits of word i (0 past the key).
+	km [MaxKeySize/8 + 2]uint64
 }
 
 func newLayout(k, p int, klv bool) layout {
-	l := layout{k: k, p: p, klv: klv, e: k + p}
+	l := layout{k: k, p: p, klv: klv, kb: 8 * uint(k)}
 	if klv {
-		l.e += klvHeader
+		l.v = klvHeader
+	}
+	l.e = k + p + l.v
+	l.w = (l.e + 7) / 8
+	l.pm = ^uint64(0)
+	if p < 8 {
+		l.pm = 1<<(8*uint(p)) - 1
+	}
+	for i := 0; i < l.w; i++ {
+		bitsIn := int(l.kb) - 64*i
+		switch {
+		case bitsIn >= 64:
+			l.km[i] = ^uint64(0)
+		case bitsIn > 0:
+			l.km[i] = ^uint64(0) << (64 - uint(bitsIn))
+		}
 	}
 	return l
 }
 
+// ew is the size of an in-memory entry in bytes.
+func (l *layout) ew() int64 { return int64(l.w) * 8 }
+
 // maxPtr is the largest pointer the layout can hold.
-func (l layout) maxPtr() uint64 {
-	if l.p >= 8 {
-		return ^uint64(0)
+func (l *layout) maxPtr() uint64 { return l.pm }
+
+// wide reports whether entries are two words with the pointer in the low
+// bits of the second: the gensort layout, which has specialised loops.
+func (l *layout) wide() bool { return l.w == 2 && l.v == 0 }
+
+// words views a byte buffer (8-byte aligned: mapped or carved at aligned
+// offsets) as machine words.
+func words(b []byte) []uint64 {
+	if len(b) < 8 {
+		return nil
 	}
-	return 1<<(8*uint(l.p)) - 1
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }
 
-func (l layout) ptr(ent []byte) uint64 {
-	if l.p == 8 {
-		return binary.LittleEndian.Uint64(ent[l.k:])
+// w2 is an entry of the wide layout.
+type w2 struct{ hi, lo uint64 }
+
+// words2 views wide entries as words.
+func words2(e []w2) []uint64 {
+	if len(e) == 0 {
+		return nil
 	}
-	b := ent[l.k : l.k+5]
-	return uint64(binary.LittleEndian.Uint32(b)) | uint64(b[4])<<32
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(e))), 2*len(e))
 }
 
-func (l layout) setPtr(ent []byte, v uint64) {
-	if l.p == 8 {
-		binary.LittleEndian.PutUint64(ent[l.k:], v)
+func asW2(b []uint64) []w2 {
+	if len(b) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*w2)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+}
+
+func (l *layout) ptr(e []uint64) uint64 {
+	last := e[l.w-1]
+	if l.v == 0 {
+		return last & l.pm
+	}
+	return (last>>32 | e[l.w-2]<<32) & l.pm
+}
+
+func (l *layout) vlen(e []uint64) uint32 { return uint32(e[l.w-1]) }
+
+// setEntry encodes key, pointer and value length into e.
+func (l *layout) setEntry(e []uint64, key []byte, ptr uint64, vlen uint32) {
+	k := l.k
+	i := 0
+	for ; (i+1)*8 <= k; i++ {
+		e[i] = binary.BigEndian.Uint64(key[8*i:])
+	}
+	for j := i; j < l.w; j++ {
+		e[j] = 0
+	}
+	for b := 8 * i; b < k; b++ {
+		e[i] |= uint64(key[b]) << (56 - 8*uint(b-8*i))
+	}
+	if l.v == 0 {
+		e[l.w-1] |= ptr
 		return
 	}
-	b := ent[l.k : l.k+5]
-	binary.LittleEndian.PutUint32(b, uint32(v))
-	b[4] = byte(v >> 32)
+	e[l.w-1] |= uint64(vlen) | ptr<<32
+	e[l.w-2] |= ptr >> 32
 }
 
-func (l layout) vlen(ent []byte) uint32 {
-	return binary.LittleEndian.Uint32(ent[l.k+l.p:])
+// keyTo writes the entry's key bytes to dst.
+func (l *layout) keyTo(dst []byte, e []uint64) {
+	k := l.k
+	i := 0
+	for ; (i+1)*8 <= k; i++ {
+		binary.BigEndian.PutUint64(dst[8*i:], e[i])
+	}
+	for b := 8 * i; b < k; b++ {
+		dst[b] = byte(e[i] >> (56 - 8*uint(b-8*i)))
+	}
 }
 
-// putKey copies a key into an entry; gensort's 10-byte key gets two moves
-// instead of a memmove call.
-func putKey(ent, key []byte, k int) {
-	if k == 10 {
-		binary.LittleEndian.PutUint64(ent, binary.LittleEndian.Uint64(key))
-		binary.LittleEndian.PutUint16(ent[8:], binary.LittleEndian.Uint16(key[8:]))
+// pack writes the entry in its run-file form (l.e bytes) to dst.
+func (l *layout) pack(dst []byte, e []uint64) {
+	l.keyTo(dst, e)
+	p := l.ptr(e)
+	if l.p == 8 {
+		binary.LittleEndian.PutUint64(dst[l.k:], p)
+	} else {
+		b := dst[l.k : l.k+5]
+		binary.LittleEndian.PutUint32(b, uint32(p))
+		b[4] = byte(p >> 32)
+	}
+	if l.klv {
+		binary.LittleEndian.PutUint32(dst[l.k+l.p:], l.vlen(e))
+	}
+}
+
+// unpack decodes a run-file entry (l.e bytes) into e.
+func (l *layout) unpack(e []uint64, src []byte) {
+	var p uint64
+	if l.p == 8 {
+		p = binary.LittleEndian.Uint64(src[l.k:])
+	} else {
+		b := src[l.k : l.k+5]
+		p = uint64(binary.LittleEndian.Uint32(b)) | uint64(b[4])<<32
+	}
+	var vl uint32
+	if l.klv {
+		vl = binary.LittleEndian.Uint32(src[l.k+l.p:])
+	}
+	l.setEntry(e, src, p, vl)
+}
+
+// packRun converts n in-memory entries at the start of b, in place, into
+// their packed form (which is never longer), front to back. It returns the
+// packed bytes, an alias of b.
+func (l *layout) packRun(b []uint64, n int64) []byte {
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b)*8)
+	e := int64(l.e)
+	w := int64(l.w)
+	if l.wide() && l.k == 10 && l.p == 5 {
+		// Gensort: 8 + 2 key bytes and 5 pointer bytes; the 15 bytes of
+		// entry i never overlap the words of entry i+1 or later.
+		for i := int64(0); i < n; i++ {
+			hi, lo := b[2*i], b[2*i+1]
+			d := raw[i*15 : i*15+15]
+			binary.BigEndian.PutUint64(d, hi)
+			binary.BigEndian.PutUint16(d[8:], uint16(lo>>48))
+			binary.LittleEndian.PutUint32(d[10:], uint32(lo))
+			d[14] = byte(lo >> 32)
+		}
+		return raw[:n*15]
+	}
+	var tmp [MaxKeySize/8 + 2]uint64
+	for i := int64(0); i < n; i++ {
+		ent := tmp[:w]
+		copy(ent, b[i*w:i*w+w])
+		l.pack(raw[i*e:i*e+e], ent)
+	}
+	return raw[:n*e]
+}
+
+// unpackRun decodes len(dst)/w packed entries from src into dst.
+func (l *layout) unpackRun(dst []uint64, src []byte) {
+	n := len(dst) / l.w
+	if l.wide() && l.k == 10 && l.p == 5 {
+		d := asW2(dst)
+		for i := 0; i < n; i++ {
+			s := src[i*15 : i*15+15]
+			d[i] = w2{binary.BigEndian.Uint64(s),
+				uint64(binary.BigEndian.Uint16(s[8:]))<<48 | uint64(binary.LittleEndian.Uint32(s[10:])) | uint64(s[14])<<32}
+		}
 		return
 	}
-	copy(ent[:k], key[:k])
+	for i := 0; i < n; i++ {
+		l.unpack(dst[i*l.w:(i+1)*l.w], src[i*l.e:])
+	}
 }
 
-// indexer builds sorted IndexMaps: a counting pass over the keys, a
-// scatter of (key, pointer) entries straight into their first-level radix
-// buckets, then an in-place MSD radix sort of every bucket (on the next
-// bytes) on a pool of sorter goroutines. The IndexMap is the only large
-// buffer: the sort needs no second copy of it.
-type indexer struct {
-	l       layout
-	readers int // goroutines of the key gather (RUN read)
-	sorters int // goroutines of the bucket sort (RUN sort)
-	hist    [][]uint32
-	ph      *phases
-	readPh  phase // phase of the key passes (RUN read; RUN sort for EMS)
+// top returns the 64 entry bits starting at key bit bit (0 = the most
+// significant bit of the key).
+func (l *layout) top(e []uint64, bit uint) uint64 {
+	i := bit >> 6
+	off := bit & 63
+	x := e[i] << off
+	if off != 0 && int(i)+1 < l.w {
+		x |= e[i+1] >> (64 - off)
+	}
+	return x
 }
 
-// source says where the keys of one run are.
-type source struct {
-	src []byte
-	// Fixed-size records: record i of the run is at src[(first+i)*rs:] and
-	// its pointer is first+i.
-	rs    int
-	first int64
-	// KLV: parts from klvParts.
-	parts []klvPart
-	n     int64 // records in the run
+// top2 is top for the wide layout.
+func top2(e w2, bit uint) uint64 {
+	if bit < 64 {
+		return e.hi<<bit | e.lo>>(64-bit)
+	}
+	return e.lo << (bit - 64)
 }
 
-// klvPart is a slice of a KLV run: n records starting at byte off.
-type klvPart struct {
-	off int64
-	n   int64
-}
-
-// digitBits picks the first-level radix width: about 128 entries per
-// bucket, between 8 and 16 bits, never more than the key has.
-func digitBits(n int64, k int) uint {
-	b := uint(bits.Len64(uint64(n)))
-	if b > 7 {
-		b -= 7
-	} else {
-		b = 0
-	}
-	b = max(8, min(b, 16))
-	return min(b, 8*uint(k))
-}
-
-func firstDigit(key []byte, k int, shift uint) uint {
-	if k == 1 {
-		return uint(key[0]) >> shift
-	}
-	return (uint(key[0])<<8 | uint(key[1])) >> shift
-}
-
-// build fills idx (s.n entries) and sorts it.
-func (x *indexer) build(ctx context.Context, s *source, idx []byte) error {
-	l := x.l
-	if int64(len(idx)) < s.n*int64(l.e) {
-		panic("sort: IndexMap buffer too small")
-	}
-	b := digitBits(s.n, l.k)
-	shift := 16 - b
-	if l.k == 1 {
-		shift = 8 - b
-	}
-	nb := 1 << b
-
-	// Partition the run among the readers.
-	var parts []klvPart // for fixed records: off = first record index
-	if s.parts != nil {
-		parts = s.parts
-	} else {
-		p := int64(max(1, x.readers))
-		if p > s.n {
-			p = max(1, s.n)
-		}
-		for i := int64(0); i < p; i++ {
-			lo, hi := s.n*i/p, s.n*(i+1)/p
-			parts = append(parts, klvPart{off: s.first + lo, n: hi - lo})
-		}
-	}
-	for len(x.hist) < len(parts) {
-		x.hist = append(x.hist, nil)
-	}
-	for i := range parts {
-		if cap(x.hist[i]) < nb {
-			x.hist[i] = make([]uint32, nb)
-		}
-		x.hist[i] = x.hist[i][:nb]
-		clear(x.hist[i])
-	}
-
-	x.ph.start(x.readPh)
-	// Pass 1: count first digits per partition.
-	err := parallelChunks(ctx, x.readers, len(parts), func(pi int) error {
-		h := x.hist[pi]
-		pt := parts[pi]
-		if s.parts == nil {
-			src, rs, k := s.src, int64(s.rs), l.k
-			for i, end := pt.off, pt.off+pt.n; i < end; i++ {
-				h[firstDigit(src[i*rs:], k, shift)]++
-			}
-			return nil
-		}
-		off := pt.off
-		for j := int64(0); j < pt.n; j++ {
-			key := s.src[off:]
-			h[firstDigit(key, l.k, shift)]++
-			off += int64(l.k+klvHeader) + int64(binary.LittleEndian.Uint32(key[l.k:]))
-		}
-		return nil
-	})
-	if err != nil {
-		x.ph.stop()
-		return err
-	}
-	// Bucket starts, and each partition's write cursor inside each bucket.
-	bounds := make([]int64, nb+1)
-	var sum int64
-	for d := 0; d < nb; d++ {
-		bounds[d] = sum
-		for pi := range parts {
-			c := int64(x.hist[pi][d])
-			x.hist[pi][d] = uint32(sum) // reused as cursor; fits: entries per run < 2^32
-			sum += c
-		}
-	}
-	bounds[nb] = sum
-	if sum >= 1<<32 {
-		// Cursors are 32-bit; runs are split well below this.
-		x.ph.stop()
-		return fmt.Errorf("%w: %d entries in one run", ErrOptions, sum)
-	}
-	// Pass 2: scatter (key, pointer) entries into their buckets.
-	err = parallelChunks(ctx, x.readers, len(parts), func(pi int) error {
-		cur := x.hist[pi]
-		pt := parts[pi]
-		e := int64(l.e)
-		if s.parts == nil {
-			src, rs, k := s.src, int64(s.rs), l.k
-			for i, end := pt.off, pt.off+pt.n; i < end; i++ {
-				key := src[i*rs:]
-				d := firstDigit(key, k, shift)
-				p := int64(cur[d])
-				cur[d]++
-				ent := idx[p*e : p*e+e]
-				putKey(ent, key, k)
-				l.setPtr(ent, uint64(i))
-			}
-			return nil
-		}
-		off := pt.off
-		for j := int64(0); j < pt.n; j++ {
-			key := s.src[off:]
-			d := firstDigit(key, l.k, shift)
-			p := int64(cur[d])
-			cur[d]++
-			ent := idx[p*e : p*e+e]
-			putKey(ent, key, l.k)
-			l.setPtr(ent, uint64(off))
-			vl := binary.LittleEndian.Uint32(key[l.k:])
-			binary.LittleEndian.PutUint32(ent[l.k+l.p:], vl)
-			off += int64(l.k+klvHeader) + int64(vl)
-		}
-		return nil
-	})
-	x.ph.stop()
-	if err != nil {
-		return err
-	}
-	x.ph.start(phRunSort)
-	err = sortBuckets(ctx, idx[:s.n*int64(l.e)], l, bounds, int(b/8), x.sorters)
-	x.ph.stop()
-	return err
-}
-
-// sortTask is a slice of the IndexMap to sort from key byte d on: either a
-// group of first-level buckets [b0, b1) or one range [lo, hi).
-type sortTask struct {
-	lo, hi int64
-	b0, b1 int
-	d      int
-}
-
-// taskQueue is a LIFO of sort tasks shared by the sorter goroutines; big
-// buckets (skewed keys) are split into their sub-buckets so that the work
-// stays balanced.
-type taskQueue struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	tasks  []sortTask
-	active int
-}
-
-func (q *taskQueue) push(t sortTask) {
-	q.mu.Lock()
-	q.tasks = append(q.tasks, t)
-	q.mu.Unlock()
-	q.cond.Signal()
-}
-
-func (q *taskQueue) pop() (sortTask, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.tasks) == 0 {
-		if q.active == 0 {
-			q.cond.Broadcast()
-			return sortTask{}, false
-		}
-		q.cond.Wait()
-	}
-	t := q.tasks[len(q.tasks)-1]
-	q.tasks = q.tasks[:len(q.tasks)-1]
-	q.active++
-	return t, true
-}
-
-func (q *taskQueue) done() {
-	q.mu.Lock()
-	q.active--
-	if q.active == 0 && len(q.tasks) == 0 {
-		q.cond.Broadcast()
-	}
-	q.mu.Unlock()
-}
-
-// sortBuckets sorts each first-level bucket of idx (bounds[i] is the first
-// entry of bucket i) from key byte d on.
-func sortBuckets(ctx context.Context, idx []byte, l layout, bounds []int64, d, threads int) error {
-	n := int64(len(idx) / l.e)
-	if d >= l.k || n < 2 {
-		return nil
-	}
-	threads = max(1, threads)
-	big := max(n/int64(threads*8), 1<<14)
-	q := &taskQueue{}
-	q.cond = sync.NewCond(&q.mu)
-	// Group small neighbouring buckets into tasks of ~big/4 entries.
-	nb := len(bounds) - 1
-	for b := 0; b < nb; {
-		size := bounds[b+1] - bounds[b]
-		if size > big {
-			q.tasks = append(q.tasks, sortTask{lo: bounds[b], hi: bounds[b+1], d: d})
-			b++
-			continue
-		}
-		e := b
-		for e < nb && bounds[e+1]-bounds[b] <= big/4 && bounds[e+1]-bounds[e] <= big {
-			e++
-		}
-		if e == b {
-			e = b + 1
-		}
-		q.tasks = append(q.tasks, sortTask{b0: b, b1: e, d: d})
-		b = e
-	}
-	var wg sync.WaitGroup
-	var errMu sync.Mutex
-	var firstErr error
-	for t := 0; t < threads; t++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bs := bucketSorter{l: l, tmp: make([]byte, l.e)}
-			for {
-				task, ok := q.pop()
-				if !ok {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					errMu.Lock()
-					firstErr = err
-					errMu.Unlock()
-					q.done()
-					continue
-				}
-				switch {
-				case task.b1 > task.b0:
-					for b := task.b0; b < task.b1; b++ {
-						lo, hi := bounds[b], bounds[b+1]
-						bs.sort(idx[lo*int64(l.e):hi*int64(l.e)], int(hi-lo), task.d)
-					}
-				case task.hi-task.lo > big:
-					// One radix pass here; the sub-buckets become tasks.
-					a := idx[task.lo*int64(l.e) : task.hi*int64(l.e)]
-					var ends [257]int
-					dd := bs.partition(a, int(task.hi-task.lo), task.d, &ends)
-					if dd < l.k {
-						for v := 0; v < 256; v++ {
-							if ends[v+1]-ends[v] > 1 {
-								q.push(sortTask{lo: task.lo + int64(ends[v]), hi: task.lo + int64(ends[v+1]), d: dd + 1})
-							}
-						}
-					}
-				default:
-					bs.sort(idx[task.lo*int64(l.e):task.hi*int64(l.e)], int(task.hi-task.lo), task.d)
-				}
-				q.done()
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
-}
-
-// bucketSorter sorts small slices of an IndexMap in place: MSD radix
-// (American flag sort) on one key byte at a time, insertion sort below
-// insertionMax entries.
-type bucketSorter struct {
-	l   layout
-	tmp []byte
-}
-
-const insertionMax = 24
-
-// keyLess compares two equal-length key suffixes.
-func keyLess(x, y []byte) bool {
-	for len(x) >= 8 {
-		a, b := binary.BigEndian.Uint64(x), binary.BigEndian.Uint64(y)
-		if a != b {
-			return a < b
-		}
-		x, y = x[8:], y[8:]
-	}
-	for i := range x {
-		if x[i] != y[i] {
-			return x[i] < y[i]
+// keyLess compares the keys of two entries.
+func (l *layout) keyLess(a, b []uint64) bool {
+	for i := 0; i < l.w; i++ {
+		m := l.km[i]
+		if x, y := a[i]&m, b[i]&m; x != y {
+			return x < y
 		}
 	}
 	return false
 }
 
-func (s *bucketSorter) insertion(a []byte, n, d int) {
-	e, k := s.l.e, s.l.k
-	tmp := s.tmp
-	for i := 1; i < n; i++ {
-		cur := a[i*e : i*e+e]
-		j := i
-		for j > 0 && keyLess(cur[d:k], a[(j-1)*e+d:(j-1)*e+k]) {
-			j--
-		}
-		if j < i {
-			copy(tmp, cur)
-			copy(a[(j+1)*e:(i+1)*e], a[j*e:i*e])
-			copy(a[j*e:j*e+e], tmp)
-		}
+// keyCmp2 compares the keys of two wide entries (mhi, mlo: key masks).
+func keyLess2(a, b w2, mhi, mlo uint64) bool {
+	if x, y := a.hi&mhi, b.hi&mhi; x != y {
+		return x < y
 	}
+	return a.lo&mlo < b.lo&mlo
 }
 
-// partition permutes a (n entries) in place by key byte d, skipping bytes
-// on which all entries agree. It returns the byte used (k if all keys are
-// equal from d on) and the sub-bucket boundaries in ends.
-func (s *bucketSorter) partition(a []byte, n, d int, ends *[257]int) int {
-	e, k := s.l.e, s.l.k
-	var cnt [256]int
-	for ; d < k; d++ {
-		cnt = [256]int{}
-		for i := 0; i < n; i++ {
-			cnt[a[i*e+d]]++
-		}
-		if cnt[a[d]] != n {
-			break
-		}
-	}
-	if d >= k {
-		return k
-	}
-	var next [256]int
-	sum := 0
-	for v := 0; v < 256; v++ {
-		ends[v] = sum
-		next[v] = sum
-		sum += cnt[v]
-	}
-	ends[256] = sum
-	tmp := s.tmp
-	for v := 0; v < 256; v++ {
-		end := ends[v+1]
-		for next[v] < end {
-			i := next[v]
-			w := int(a[i*e+d])
-			if w == v {
-				next[v]++
-				continue
-			}
-			// Swap entry i into bucket w's next free slot.
-			j := next[w]
-			next[w]++
-			x, y := a[i*e:i*e+e], a[j*e:j*e+e]
-			copy(tmp, x)
-			copy(x, y)
-			copy(y, tmp)
-		}
-	}
-	return d
-}
-
-func (s *bucketSorter) sort(a []byte, n, d int) {
-	if n < 2 || d >= s.l.k {
-		return
-	}
-	if n <= insertionMax {
-		s.insertion(a, n, d)
-		return
-	}
-	var ends [257]int
-	d = s.partition(a, n, d, &ends)
-	if d >= s.l.k {
-		return
-	}
-	e := s.l.e
-	for v := 0; v < 256; v++ {
-		lo, hi := ends[v], ends[v+1]
-		if hi-lo > 1 {
-			s.sort(a[lo*e:hi*e], hi-lo, d+1)
-		}
-	}
+// firstBits picks the width of the first radix digit: about 16K entries
+// per bucket (the first-level scatter then writes to a few thousand
+// places at most, which stay in cache, and a bucket fits a sorter's
+// scratch), between 1 and 12 bits, never more than the key has.
+func firstBits(n int64, k int) uint {
+	b := bits.Len64(uint64(n))
+	b -= 13
+	b = max(1, min(b, 12))
+	return min(uint(b), 8*uint(k))
 }

@@ -34,13 +34,20 @@ const (
 	EMS Mode = "ems"
 )
 
-// Defaults.
+// Defaults and limits.
 const (
-	DefaultWriteBuffer = 64 << 20
+	// DefaultWriteBuffer caps the write buffer: by default it is as large
+	// as the memory budget leaves beside the mode's other buffers, up to
+	// this size (a larger buffer gives the value gather more locality).
+	DefaultWriteBuffer = 256 << 20
 	// MinMemBudget is the smallest memory budget accepted.
 	MinMemBudget = 1 << 20
+	// MaxPool bounds every pool size.
+	MaxPool = 1024
 	// minShare is the smallest merge-buffer share of one run.
 	minShare = 16 << 10
+	// minWriteBuffer is the smallest write buffer the planner makes.
+	minWriteBuffer = 64 << 10
 )
 
 // Options configure a Sorter. The zero value sorts gensort records with
@@ -50,8 +57,9 @@ type Options struct {
 	Format Format // zero value: Gensort
 	Mode   Mode   // "": Auto
 	// MemBudget bounds the DRAM buffers the sorter allocates (IndexMap, run
-	// and merge buffers, write buffers, radix histograms). 0: half of the
-	// physical memory. The process needs a few MiB more for itself.
+	// and merge buffers, write buffers, radix counters and scratch). 0:
+	// half of the physical memory; more than the physical memory is an
+	// error. The process needs a few MiB more for itself.
 	MemBudget int64
 	// TempDir holds the run files; "": the output's directory.
 	TempDir string
@@ -62,12 +70,16 @@ type Options struct {
 	// Profile is the device profile the controller reads; nil: the file
 	// named by BRAID_PROFILE, if set.
 	Profile *persist.Profile
+	// ProfileName says where Profile came from (its file), for the report;
+	// "": the device it measured.
+	ProfileName string
 	// Overlap lets reads and writes run at the same time (double-buffered
 	// writes), for comparison with the default interference-aware schedule.
 	Overlap bool
-	// WriteBuffer is the size of the write buffer (default 64 MiB, at most
-	// an eighth of the budget; two with Overlap). A larger buffer gives the
-	// value gather more locality.
+	// WriteBuffer caps the size of the write buffer (two with Overlap).
+	// 0: DefaultWriteBuffer. The buffer is as large as the budget leaves
+	// beside the mode's other buffers, up to this cap (for EMS, whose run
+	// buffer takes the budget, an eighth of the budget at most).
 	WriteBuffer int64
 	// Overwrite replaces an existing output file.
 	Overwrite bool
@@ -91,19 +103,27 @@ func (o *Options) Validate() error {
 	switch o.Mode {
 	case "", Auto, OnePass, MergePass, EMS:
 	default:
-		return fmt.Errorf("%w: mode %q, want auto, onepass, mergepass or ems", ErrOptions, o.Mode)
+		return optionError("mode %q, want auto, onepass, mergepass or ems", o.Mode)
 	}
 	if o.PointerSize != 0 && o.PointerSize != 5 && o.PointerSize != 8 {
-		return fmt.Errorf("%w: pointer size %d, want 5 or 8", ErrOptions, o.PointerSize)
+		return optionError("pointer size %d, want 5 or 8", o.PointerSize)
 	}
 	if o.MemBudget != 0 && o.MemBudget < MinMemBudget {
 		return fmt.Errorf("%w: memory budget %d bytes, at least %d needed", ErrBudget, o.MemBudget, MinMemBudget)
 	}
-	if o.WriteBuffer < 0 || (o.WriteBuffer > 0 && o.WriteBuffer < 4096) {
-		return fmt.Errorf("%w: write buffer %d bytes, want at least 4096", ErrOptions, o.WriteBuffer)
+	if ram := physicalMemory(); ram > 0 && o.MemBudget > ram {
+		return optionError("memory budget of %d bytes is more than the %d bytes of physical memory", o.MemBudget, ram)
 	}
-	if o.Pools.Readers < 0 || o.Pools.Writers < 0 || o.Pools.Sorters < 0 {
-		return fmt.Errorf("%w: negative pool size", ErrOptions)
+	if o.WriteBuffer < 0 || (o.WriteBuffer > 0 && o.WriteBuffer < 4096) {
+		return optionError("write buffer of %d bytes, want at least 4096", o.WriteBuffer)
+	}
+	for _, p := range []struct {
+		name string
+		n    int
+	}{{"reader", o.Pools.Readers}, {"writer", o.Pools.Writers}, {"sorter", o.Pools.Sorters}} {
+		if p.n < 0 || p.n > MaxPool {
+			return optionError("%s pool of %d goroutines, want 0 (automatic) to %d", p.name, p.n, MaxPool)
+		}
 	}
 	return nil
 }
@@ -116,11 +136,12 @@ type Sorter struct {
 	pools   Pools
 	from    string
 	main    []byte // IndexMap / run buffer / merge buffer, carved per phase
-	wbufs   [2][]byte
+	wbufs   []byte // EMS: write buffers and gather scratch
 	indexer indexer
 	// hooks for fault-injection tests
 	failAfterRuns int   // >0: fail when this many run files exist
 	runCap        int64 // >0: at most this many entries per run (tests)
+	wbSet         bool  // the write buffer size was given
 }
 
 // NewSorter validates the options and sets up the pools.
@@ -141,6 +162,7 @@ func NewSorter(o *Options) (*Sorter, error) {
 	if s.o.PointerSize == 0 {
 		s.o.PointerSize = 5
 	}
+	s.wbSet = s.o.WriteBuffer != 0
 	if s.o.WriteBuffer == 0 {
 		s.o.WriteBuffer = DefaultWriteBuffer
 	}
@@ -158,8 +180,10 @@ func NewSorter(o *Options) (*Sorter, error) {
 			prof = p
 			s.from = "profile " + path
 		}
+	} else if s.o.ProfileName != "" {
+		s.from = "profile " + s.o.ProfileName
 	} else {
-		s.from = "profile " + prof.Device
+		s.from = "profile of " + prof.Device
 	}
 	s.pools = PoolsFor(prof)
 	if p := s.o.Pools; p.Readers > 0 || p.Writers > 0 || p.Sorters > 0 {
@@ -181,11 +205,19 @@ func NewSorter(o *Options) (*Sorter, error) {
 func (s *Sorter) Pools() Pools { return s.pools }
 
 func defaultBudget() int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
-		return int64(si.Totalram) * int64(si.Unit) / 2
+	if ram := physicalMemory(); ram > 0 {
+		return ram / 2
 	}
 	return 1 << 30
+}
+
+// physicalMemory is the machine's RAM in bytes (0 if unknown).
+func physicalMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
+		return int64(si.Totalram) * int64(max(si.Unit, 1))
+	}
+	return 0
 }
 
 // buffer returns *b resized to n bytes, mapping fresh anonymous memory
@@ -221,8 +253,7 @@ func freeBuffer(b *[]byte) {
 // Close releases the sorter's buffers.
 func (s *Sorter) Close() error {
 	freeBuffer(&s.main)
-	freeBuffer(&s.wbufs[0])
-	freeBuffer(&s.wbufs[1])
+	freeBuffer(&s.wbufs)
 	return nil
 }
 
@@ -254,6 +285,9 @@ type job struct {
 	written int64
 	klvMax  int64 // largest KLV record
 	plan0   budget
+	// lastMerged is the last entry merged so far (invariant checks).
+	lastMerged []uint64
+	mode       Mode // the mode chosen by plan
 }
 
 // Sort sorts in into out. out is written under a temporary name in its
@@ -305,7 +339,11 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	if j.out, err = createMapped(tmpOut, j.size, s.o.ForcePMem); err != nil {
 		return nil, fmt.Errorf("sort: output: %w", err)
 	}
-	j.rep.Mapping = j.out.info()
+	if j.out.r != nil {
+		info := j.out.r.Info()
+		info.Path = out // the name it will have
+		j.rep.Mapping = info.String()
+	}
 	committed := false
 	defer func() {
 		if !committed {
@@ -340,7 +378,11 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 		return nil, fmt.Errorf("sort: rename output: %w", err)
 	}
 	committed = true
-	syncDir(filepath.Dir(out))
+	if err := syncDir(filepath.Dir(out)); err != nil {
+		// The output is complete under its name, but the rename may not
+		// survive a crash.
+		return nil, fmt.Errorf("sort: %s is complete, but syncing its directory failed (the rename may not be durable): %w", out, err)
+	}
 	j.ph.stop()
 	j.rep.fill(j.ph, time.Since(t0))
 	return j.rep, nil
@@ -352,45 +394,56 @@ func randSuffix() string {
 	return fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
 	}
+	err = d.Sync()
+	if e2 := d.Close(); err == nil {
+		err = e2
+	}
+	return err
 }
 
-// checkPaths refuses an output that is the input, and an existing output
-// without overwrite.
+// checkPaths refuses an output that is the input (also through a link),
+// a directory, and an existing output without overwrite.
 func checkPaths(in, out string, overwrite bool) error {
 	if in == "" || out == "" {
-		return fmt.Errorf("%w: input and output paths are required", ErrOptions)
+		return optionError("input and output paths are required")
 	}
 	ai, err1 := filepath.Abs(in)
 	ao, err2 := filepath.Abs(out)
 	if err1 == nil && err2 == nil && ai == ao {
-		return fmt.Errorf("%w: %s", ErrSamePath, out)
+		return &detailError{ErrSamePath, fmt.Sprintf("sort: output %s is the input", out)}
 	}
 	si, err := os.Stat(in)
 	if err != nil {
 		return fmt.Errorf("sort: input: %w", err)
 	}
+	if si.IsDir() {
+		return optionError("input %s is a directory", in)
+	}
 	so, err := os.Stat(out)
 	switch {
 	case err == nil:
 		if os.SameFile(si, so) {
-			return fmt.Errorf("%w: %s and %s are the same file", ErrSamePath, in, out)
+			return &detailError{ErrSamePath, fmt.Sprintf("sort: output %s is the input %s (the same file)", out, in)}
 		}
-		if !overwrite {
-			return fmt.Errorf("%w: %s (use -f to replace it)", ErrExists, out)
+		if so.IsDir() {
+			return optionError("output %s is a directory; give a file name", out)
 		}
 		if !so.Mode().IsRegular() {
-			return fmt.Errorf("%w: %s is not a regular file", ErrOptions, out)
+			return optionError("output %s exists and is not a regular file", out)
+		}
+		if !overwrite {
+			return &detailError{ErrExists, fmt.Sprintf("sort: output %s exists (use -f to replace it)", out)}
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("sort: output: %w", err)
 	}
 	if st, err := os.Stat(filepath.Dir(ao)); err != nil || !st.IsDir() {
-		return fmt.Errorf("%w: output directory %s does not exist", ErrOptions, filepath.Dir(ao))
+		return optionError("output directory %s does not exist", filepath.Dir(ao))
 	}
 	return nil
 }
@@ -402,7 +455,8 @@ func (j *job) checkInput() error {
 		return fmt.Errorf("%w: %s has no records", ErrEmpty, j.in.path)
 	}
 	j.l = newLayout(f.KeySize, j.s.o.PointerSize, f.KLV)
-	j.s.indexer = indexer{l: j.l, readers: j.s.pools.Readers, sorters: j.s.pools.Sorters, ph: j.ph, hist: j.s.indexer.hist}
+	j.s.indexer = indexer{l: j.l, readers: j.s.pools.Readers, sorters: j.s.pools.Sorters, ph: j.ph,
+		hist: j.s.indexer.hist, generic: j.s.indexer.generic}
 	if !f.KLV {
 		j.rs = f.RecordSize()
 		if j.size%int64(j.rs) != 0 {
@@ -411,12 +465,12 @@ func (j *job) checkInput() error {
 		}
 		j.n = j.size / int64(j.rs)
 		if uint64(j.n-1) > j.l.maxPtr() {
-			return fmt.Errorf("%w: %d records need pointers of more than %d bytes", ErrOptions, j.n, j.l.p)
+			return optionError("%d records need pointers of more than %d bytes (use 8-byte pointers, -ptr 8)", j.n, j.l.p)
 		}
 		return nil
 	}
 	if uint64(j.size-1) > j.l.maxPtr() {
-		return fmt.Errorf("%w: a %d-byte KLV file needs pointers of more than %d bytes", ErrOptions, j.size, j.l.p)
+		return optionError("a %d-byte KLV file needs pointers of more than %d bytes (use 8-byte pointers, -ptr 8)", j.size, j.l.p)
 	}
 	err := ScanKLV(j.src, f.KeySize, func(r KLVRecord) error {
 		j.n++
@@ -431,78 +485,156 @@ func (j *job) checkInput() error {
 
 // budget is the memory plan of one sort.
 type budget struct {
-	avail   int64 // for the main buffer
+	main    int64 // the main buffer: IndexMap, runs, merge shares, write buffer
+	fixed   int64 // radix counters and sorter scratch (Go heap)
 	wb      int64 // one write buffer
+	ord     int64 // words of gather scratch (one per record of a chunk)
+	wbArea  int64 // EMS: its write buffers and gather scratch, beside main
 	runN    int64 // entries (WiscSort) or records (EMS) per run
 	runB    int64 // EMS: run buffer bytes
 	runs    int
 	pendCap int64 // MergePass: entries gathered per merge round
+	shareN  int64 // MergePass: entries of one run's merge share
+}
+
+// sorterTmp is the scratch of one sorter goroutine, in entries, when the
+// IndexMap has none of its own (MergePass and EMS runs).
+const sorterTmp = 1 << 13
+
+// slack covers the 64-byte alignment of the pieces carved from a buffer.
+const slack = 1 << 10
+
+// gatherSplit divides space bytes between nw write buffers and the gather
+// scratch (one word per record of a chunk), with wb at most wbCap.
+func (j *job) gatherSplit(space, wbCap int64, nw int64) (wb, ord int64) {
+	per := int64(j.rs) // bytes of write buffer per record
+	if per == 0 {
+		// KLV: chunks are cut by bytes; give the scratch room for twice
+		// the average record count.
+		per = max(1, j.size/j.n) / 2
+	}
+	ow := j.orderWords()
+	space -= slack + 8*2*ow
+	wb = space * per / (nw*per + 8*ow)
+	wb = max(0, min(wb, wbCap))
+	ord = (wb/per + 2) * ow
+	return wb, ord
 }
 
 // plan decides the mode and sizes the buffers.
 func (j *job) plan() (Mode, error) {
 	o := &j.s.o
-	wb := o.WriteBuffer
-	if o.WriteBuffer == DefaultWriteBuffer {
-		wb = max(64<<10, min(wb, o.MemBudget/8))
-	}
-	if j.klvMax > wb && j.s.o.Mode == EMS {
-		// An EMS merge copies whole records through the write buffer.
-		wb = j.klvMax
-	}
+	l := &j.l
+	ew := l.ew()
 	nw := int64(1)
 	if o.Overlap {
 		nw = 2
 	}
-	// Radix histograms: one 2^16-entry array per reader partition (KLV
-	// partitions are cut by count and by bytes, so up to twice as many).
-	maxRun := min(j.n, o.MemBudget/int64(j.l.e))
-	hist := int64(max(j.s.pools.Readers, 1)) * (1 << digitBits(maxRun, j.l.k)) * 4
+	wbCap := o.WriteBuffer
+	minWB := max(int64(minWriteBuffer), int64(j.rs))
+	// Go-heap overheads: first-digit counters per reader partition (KLV
+	// partitions are cut by count and by bytes, so up to twice as many),
+	// and each sorter's scratch and digit counters.
+	parts := int64(max(j.s.pools.Readers, 1))
 	if j.rs == 0 {
-		hist *= 2
+		parts *= 2
 	}
-	avail := o.MemBudget - nw*wb - hist
+	fixed := parts*(1<<12)*4 + int64(max(j.s.pools.Sorters, 1))*(sorterTmp*ew+(8<<12)*4)
+	avail := o.MemBudget - fixed
 	if avail < minShare {
-		return "", fmt.Errorf("%w: %d bytes leave nothing beside the write buffers (%d) and histograms (%d)",
-			ErrBudget, o.MemBudget, nw*wb, hist)
+		return "", fmt.Errorf("%w: %d bytes leave nothing beside the radix counters and scratch (%d)",
+			ErrBudget, o.MemBudget, fixed)
 	}
-	e := int64(j.l.e)
-	idxBytes := j.n * e
+	idxBytes := j.n * ew
 	j.rep.IndexMapBytes = idxBytes
 	mode := o.Mode
+	onePassNeed := idxBytes + nw*minWB + (minWB/max(1, int64(j.rs))+2)*8*3 + 2*slack
 	if mode == Auto {
 		mode = MergePass
-		if idxBytes <= avail {
+		if onePassNeed <= avail {
 			mode = OnePass
 		}
 	}
-	b := budget{avail: avail, wb: wb}
+	b := budget{fixed: fixed}
+	j.mode = mode
 	switch mode {
 	case OnePass:
-		if idxBytes > avail {
-			return "", fmt.Errorf("%w: OnePass needs %d bytes of IndexMap, the budget leaves %d (use mergepass or a larger -mem)",
-				ErrBudget, idxBytes, avail)
+		if onePassNeed > avail {
+			return "", fmt.Errorf("%w: OnePass needs %d bytes of IndexMap and %d of write buffer, the budget leaves %d (use mergepass or a larger -mem)",
+				ErrBudget, idxBytes, nw*minWB, avail)
 		}
+		rest := avail - idxBytes - slack
+		b.wb, b.ord = j.gatherSplit(rest, wbCap, nw)
+		gather := nw*b.wb + b.ord*8 + slack
+		scratch := int64(0)
+		if rest >= idxBytes+slack {
+			scratch = idxBytes + slack
+		}
+		b.main = idxBytes + slack + max(gather, scratch)
 		b.runN, b.runs = j.n, 1
 	case MergePass:
-		b.runN = min(avail/e, j.n, 1<<32-1)
+		b.runN = min(avail/ew, j.n, 1<<32-1)
 		if j.s.runCap > 0 {
 			b.runN = min(b.runN, j.s.runCap)
 		}
 		b.runs = int((j.n + b.runN - 1) / b.runN)
-		minRec := int64(j.rs)
-		if j.rs == 0 {
-			minRec = int64(j.l.k + klvHeader)
-		}
-		b.pendCap = max(1, wb/minRec)
-		shares := avail - b.pendCap*e
-		if shares/int64(b.runs) < max(minShare, e) {
+		k := int64(b.runs)
+		minShareB := max(int64(minShare), ew)
+		if k*(minShareB+slack) > avail/2 {
 			return "", fmt.Errorf("%w: %d runs of %d entries need a %d-byte merge buffer each; the budget leaves %d in all (raise -mem)",
-				ErrBudget, b.runs, b.runN, minShare, shares)
+				ErrBudget, b.runs, b.runN, minShareB, avail/2)
 		}
+		// Shares of a 32nd of the buffer in all (at most 4 MiB each): a
+		// refill is one parallel sequential read, and a few hundred
+		// thousand entries per refill are plenty; the rest of the buffer
+		// is the merged entries and the write buffer of their records,
+		// whose size sets the locality of the value gather.
+		shareB := max(minShareB, min(avail/32/k, 4<<20))
+		b.shareN = shareB / ew
+		rest := avail - k*(b.shareN*ew+slack) - 5*slack
+		per := int64(j.rs)
+		if per == 0 {
+			per = max(1, j.size/j.n)
+		}
+		ow := j.orderWords()
+		b.pendCap = (rest - 2*8*ow) / (ew + nw*per + 8*ow)
+		if wbCap/per < b.pendCap {
+			b.pendCap = max(1, wbCap/per)
+		}
+		if b.pendCap < 1 {
+			return "", fmt.Errorf("%w: no room for merged entries beside %d run shares (raise -mem)", ErrBudget, b.runs)
+		}
+		b.wb = max(b.pendCap*per, int64(j.rs))
+		b.ord = (b.pendCap + 2) * ow
+		if j.rs == 0 {
+			b.ord = 2*b.pendCap + 2
+		}
+		merge := b.pendCap*ew + k*(b.shareN*ew+slack) + nw*b.wb + b.ord*8 + 4*slack
+		b.main = max(b.runN*ew, merge)
 	case EMS:
+		// EMS's run buffer takes the budget; its write buffer (used for
+		// the runs and for the output) is an eighth of it at most.
+		if !j.s.wbSet {
+			wbCap = min(wbCap, o.MemBudget/8)
+		}
+		wb := max(minWB, j.klvMax)
+		wb = max(wb, min(wbCap, avail/4))
+		if j.klvMax > wb {
+			wb = j.klvMax
+		}
+		per := int64(j.rs)
+		if per == 0 {
+			per = max(1, j.size/j.n) / 2
+		}
+		b.wb, b.ord = wb, wb/per+2
+		b.wbArea = nw*b.wb + b.ord*8 + 2*slack
+		b.main = avail - b.wbArea
+		room := b.main - slack // the IndexMap starts 64-byte aligned after the records
+		if b.main < minShare {
+			return "", fmt.Errorf("%w: %d bytes leave no EMS run buffer beside the write buffers (%d)", ErrBudget, o.MemBudget, b.wbArea)
+		}
 		if j.rs > 0 {
-			b.runN = min(avail/(int64(j.rs)+e), j.n, 1<<32-1)
+			b.runN = min(room/(int64(j.rs)+ew), j.n, 1<<32-1)
 			if j.s.runCap > 0 {
 				b.runN = min(b.runN, j.s.runCap)
 			}
@@ -513,8 +645,8 @@ func (j *job) plan() (Mode, error) {
 			b.runs = int((j.n + b.runN - 1) / b.runN)
 		} else {
 			avg := max(1, j.size/j.n)
-			b.runB = avail * avg / (avg + e)
-			b.runN = min((avail-b.runB)/e, 1<<32-1)
+			b.runB = room * avg / (avg + ew)
+			b.runN = min((room-b.runB)/ew, 1<<32-1)
 			if j.s.runCap > 0 {
 				b.runN = min(b.runN, j.s.runCap)
 				b.runB = min(b.runB, max(j.klvMax, b.runN*avg*2))
@@ -527,11 +659,26 @@ func (j *job) plan() (Mode, error) {
 			b.runs = int(max(j.size/max(1, b.runB-j.klvMax), j.n/b.runN)) + 1
 		}
 		need := max(int64(minShare), 2*j.klvMax, int64(j.rs))
-		if avail/int64(b.runs) < need {
+		if b.main/int64(b.runs) < need {
 			return "", fmt.Errorf("%w: %d EMS runs need %d bytes of merge buffer each; the budget leaves %d in all (raise -mem)",
-				ErrBudget, b.runs, need, avail)
+				ErrBudget, b.runs, need, b.main)
 		}
 	}
 	j.plan0 = b
 	return mode, nil
+}
+
+// detailError is an error with its own message that still matches a
+// package sentinel with errors.Is.
+type detailError struct {
+	sentinel error
+	msg      string
+}
+
+func (e *detailError) Error() string { return e.msg }
+func (e *detailError) Unwrap() error { return e.sentinel }
+
+// optionError is an ErrOptions error with a message of its own.
+func optionError(format string, a ...any) error {
+	return &detailError{ErrOptions, "sort: " + fmt.Sprintf(format, a...)}
 }

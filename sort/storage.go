@@ -3,8 +3,11 @@ package sort
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"sync"
 
 	"github.com/braid-pm/braid/persist"
+	"golang.org/x/sys/unix"
 )
 
 // mapped is a file the sorter reads or writes, mapped with persist. Every
@@ -16,9 +19,21 @@ type mapped struct {
 	path string
 	r    *persist.Region // nil for an empty file
 	data []byte
+	// sparse: the file was not preallocated; put allocates the pages it
+	// writes (and reports a full file system) before storing to them.
+	sparse bool
 }
 
 // createMapped creates path (which must not exist) with size bytes.
+//
+// A full file system must be an error, never a SIGBUS on a store. On most
+// file systems the file is preallocated (fallocate, cheap: extents). On
+// tmpfs, where preallocating means allocating and zeroing every page on
+// one thread, the file is left sparse when the kernel can populate
+// mappings (MADV_POPULATE_WRITE): put then allocates the pages of each
+// piece before it stores to them, in the writer pool, in parallel, and a
+// failure is an ErrNoSpace error. The free space is checked up front
+// either way.
 func createMapped(path string, size int64, force bool) (*mapped, error) {
 	if size == 0 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
@@ -27,15 +42,45 @@ func createMapped(path string, size int64, force bool) (*mapped, error) {
 		}
 		return &mapped{path: path}, f.Close()
 	}
-	// Preallocated (fallocate: a full file system fails here, never with a
-	// SIGBUS later) but not prefaulted: the writer pool faults the pages in
-	// as it writes, in parallel, which on tmpfs in a VM costs about half of
-	// a single-threaded MAP_POPULATE of the whole file.
-	r, err := persist.Map(path, &persist.Options{Size: size, Create: true, Exclusive: true, ForcePMem: force, NoPrefault: true})
+	dir := filepath.Dir(path)
+	if free, err := freeSpace(dir); err == nil && free < size {
+		return nil, &detailError{ErrNoSpace, fmt.Sprintf("sort: %s needs %d bytes, %s has %d free", path, size, dir, free)}
+	}
+	sparse := canPopulate() && dirOnTmpfs(dir)
+	r, err := persist.Map(path, &persist.Options{Size: size, Create: true, Exclusive: true, ForcePMem: force,
+		NoPrefault: true, Sparse: sparse})
 	if err != nil {
 		return nil, fmt.Errorf("create %s (%d bytes): %w", path, size, err)
 	}
-	return &mapped{path: path, r: r, data: r.Bytes()}, nil
+	return &mapped{path: path, r: r, data: r.Bytes(), sparse: sparse}, nil
+}
+
+var (
+	populateOnce sync.Once
+	populateOK   bool
+)
+
+// canPopulate reports whether madvise(MADV_POPULATE_WRITE) works here
+// (Linux 5.14 and later).
+func canPopulate() bool {
+	populateOnce.Do(func() {
+		m, err := unix.Mmap(-1, 0, pageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return
+		}
+		populateOK = unix.Madvise(m, unix.MADV_POPULATE_WRITE) == nil
+		_ = unix.Munmap(m)
+	})
+	return populateOK
+}
+
+func dirOnTmpfs(dir string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return false
+	}
+	t := uint32(st.Type)
+	return t == unix.TMPFS_MAGIC || t == unix.RAMFS_MAGIC
 }
 
 // openMapped maps an existing file read-only.
@@ -50,7 +95,9 @@ func openMapped(path string) (*mapped, error) {
 	if st.Size() == 0 {
 		return &mapped{path: path}, nil
 	}
-	r, err := persist.Map(path, &persist.Options{ReadOnly: true})
+	// Not prefaulted: the reader pool faults the pages in as it reads
+	// them, in parallel, instead of one MAP_POPULATE thread up front.
+	r, err := persist.Map(path, &persist.Options{ReadOnly: true, NoPrefault: true})
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
@@ -68,7 +115,30 @@ func (m *mapped) put(off int64, src []byte) error {
 	if off < 0 || off+int64(len(src)) > int64(len(m.data)) {
 		return fmt.Errorf("sort: write of %d bytes at %d outside %s (%d bytes)", len(src), off, m.path, len(m.data))
 	}
+	// Map the destination's pages first, in one call: cheaper than taking
+	// a page fault on every 4 KiB (and harmless where they are mapped
+	// already). In a sparse file this allocates them, and a failure is a
+	// full file system; in a preallocated one the stores would fault the
+	// pages in anyway, so errors do not matter there.
+	lo := off &^ (pageSize - 1)
+	hi := min((off+int64(len(src))+pageSize-1)&^(pageSize-1), int64(len(m.data)))
+	if err := populate(m.data[lo:hi]); err != nil && m.sparse {
+		return &detailError{ErrNoSpace, fmt.Sprintf("sort: cannot allocate %d bytes at %d of %s (file system full?): %v", hi-lo, lo, m.path, err)}
+	}
 	return m.r.Copy(m.data[off:off+int64(len(src))], src, persist.NonTemporal)
+}
+
+// pageSize is the granularity of populating a mapping.
+const pageSize = 4096
+
+// populate maps (and, in a sparse file, allocates) the pages of b.
+func populate(b []byte) error {
+	for {
+		err := unix.Madvise(b, unix.MADV_POPULATE_WRITE)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // sync makes the whole file durable.

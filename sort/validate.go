@@ -41,7 +41,10 @@ func (o *ValidateOptions) normalize() error {
 	if o.Format == (Format{}) {
 		o.Format = Gensort
 	}
-	if o.Threads <= 0 {
+	if o.Threads < 0 || o.Threads > MaxPool {
+		return optionError("%d validator goroutines, want 0 (all CPUs) to %d", o.Threads, MaxPool)
+	}
+	if o.Threads == 0 {
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
 	return o.Format.Validate()
@@ -243,7 +246,7 @@ const SummarySize = 5*16 + 2*100
 // MarshalSummary encodes s in valsort's -o format (gensort records only).
 func (s *Summary) MarshalSummary() ([]byte, error) {
 	if len(s.First) != 100 || len(s.Last) != 100 {
-		return nil, fmt.Errorf("%w: partition summaries hold 100-byte records, not %d", ErrOptions, len(s.First))
+		return nil, optionError("partition summaries hold 100-byte records, not %d-byte ones", len(s.First))
 	}
 	b := make([]byte, 0, SummarySize)
 	for _, v := range []Uint128{s.FirstUnordered, s.Unordered, s.Records, s.Duplicates, s.Checksum} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 
 	"github.com/braid-pm/braid/sort"
 )
@@ -19,13 +18,14 @@ func (f *formatFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.klv, "klv", false, "Key-Length-Value records: key[key] | value_len uint32 LE | value")
 }
 
+// format returns the record format; a bad one is bad usage.
 func (f *formatFlags) format() (sort.Format, error) {
 	ft := sort.Format{KeySize: f.key, ValueSize: f.value, KLV: f.klv}
 	if f.klv {
 		ft.ValueSize = 0
 	}
 	if err := ft.Validate(); err != nil {
-		return ft, fmt.Errorf("record format: %w", err)
+		return ft, usagef("record format: %s", message(err))
 	}
 	return ft, nil
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -14,7 +14,8 @@ const genUsage = `[-a] [-s] [-c] [-bSTARTING_REC_NUM] [-t N] [-key K -value V | 
 
 Writes the same bytes as gensort 1.5 for the same -a, -s, -b and NUM_RECS
 (binary records by default), in parallel. -key/-value/-klv select other
-record formats (a braid extension; see sort/README.md).`
+record formats (a braid extension; see sort/README.md). The size is checked
+against the file system's free space before anything is generated.`
 
 // gensortArgs rewrites gensort's attached "-bN" into "-b=N" for package flag.
 func gensortArgs(args []string) []string {
@@ -31,8 +32,8 @@ func gensortArgs(args []string) []string {
 	return out
 }
 
-func runGen(ctx context.Context, args []string) error {
-	fs := newFlags("gen", genUsage)
+func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("gen", genUsage, stderr)
 	ascii := fs.Bool("a", false, "generate ASCII records (PennySort/JouleSort)")
 	skew := fs.Bool("s", false, "generate skewed keys")
 	sum := fs.Bool("c", false, "print the sum of the records' CRC-32 to standard error")
@@ -43,20 +44,31 @@ func runGen(ctx context.Context, args []string) error {
 	force := fs.Bool("force-pmem", false, "write through the PMem path even if the file is not on DAX (as BRAID_FORCE_PMEM=1)")
 	var ff formatFlags
 	ff.register(fs)
-	if err := fs.Parse(gensortArgs(args)); err != nil {
-		return usageErr(err)
+	if err := parseFlags(fs, gensortArgs(args)); err != nil {
+		return err
 	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return exitError{1}
+	switch fs.NArg() {
+	case 0:
+		return usagef("missing NUM_RECS and FILE_NAME")
+	case 1:
+		return usagef("missing FILE_NAME after NUM_RECS %s", fs.Arg(0))
+	case 2:
+	default:
+		return usagef("want NUM_RECS and FILE_NAME, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
 	}
 	n, err := strconv.ParseUint(fs.Arg(0), 10, 64)
 	if err != nil {
-		return fmt.Errorf("NUM_RECS %q: want a non-negative decimal number", fs.Arg(0))
+		return usagef("NUM_RECS %q: want a non-negative decimal number", fs.Arg(0))
 	}
 	b, ok := sort.ParseUint128(*start)
 	if !ok {
-		return fmt.Errorf("-b%s: want a decimal record number below 2^128", *start)
+		return usagef("-b%s: want a decimal record number below 2^128", *start)
+	}
+	if err := nonNegative("t", *threads); err != nil {
+		return err
+	}
+	if *vmin < 0 || *vmax < *vmin || *vmax > sort.MaxKLVValue {
+		return usagef("-vmin %d -vmax %d: want 0 <= vmin <= vmax <= %d", *vmin, *vmax, sort.MaxKLVValue)
 	}
 	f, err := ff.format()
 	if err != nil {
@@ -69,17 +81,7 @@ func runGen(ctx context.Context, args []string) error {
 		return err
 	}
 	if *sum {
-		fmt.Fprintln(os.Stderr, res.Checksum.Hex())
+		fmt.Fprintln(stderr, res.Checksum.Hex())
 	}
 	return nil
-}
-
-func usageErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if strings.Contains(err.Error(), "help requested") {
-		return exitError{0}
-	}
-	return exitError{2}
 }

@@ -5,10 +5,16 @@
 //	pmsort gen [-a] [-s] [-c] [-bSTART] NUM_RECORDS FILE
 //	pmsort validate [-q] [-i] [-o SUMMARY] [-s] [-perm INPUT] FILE
 //	pmsort sort -i IN -o OUT [-mode auto|onepass|mergepass|ems] [-mem SIZE] [-tmp DIR] [-json] [-f]
-//	pmsort bench [-n RECORDS] [-dir /dev/shm] [-runs 3] [-gnu]
+//	pmsort bench [-n RECORDS] [-dir /dev/shm] [-runs 3] [-gnu] [-cold]
 //
 // Subcommands are cobra commands; each parses its own Go-style flags
 // (single dash, as gensort and valsort take them).
+//
+// Exit status: 0 on success; 1 on failure (for validate, as valsort: also
+// when the records are out of order or not a permutation); 2 on bad usage
+// (unknown command, missing or extra arguments, bad flag values), with a
+// message that says what is wrong; 130 when interrupted (Ctrl-C or
+// SIGTERM), after removing any partial output.
 package main
 
 import (
@@ -16,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -25,60 +32,152 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// exitError carries an exit status (valsort exits 1 on unordered records).
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFail        = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// exitError carries an exit status whose cause was already reported
+// (valsort exits 1 on unordered records; flag errors print themselves).
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// usageError is bad usage: the message says what is wrong.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// cmdError is a failure of one subcommand.
+type cmdError struct {
+	name string
+	err  error
+}
+
+func (e *cmdError) Error() string { return e.err.Error() }
+func (e *cmdError) Unwrap() error { return e.err }
+
+// command is one subcommand: it parses its own flags from args and writes
+// its results to stdout and its diagnostics to stderr.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// run is pmsort without the process: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "pmsort",
 		Short:         "WiscSort external sorter for byte-addressable storage",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("no command given")
+			}
+			return usagef("unknown command %q", args[0])
+		},
 	}
-	root.AddCommand(
-		subcommand("gen", "generate sortbenchmark records (gensort 1.5 compatible)", runGen),
-		subcommand("validate", "validate sorted records (valsort compatible)", runValidate),
-		subcommand("sort", "sort a file (OnePass, MergePass or external merge sort)", runSort),
-		subcommand("bench", "compare EMS, OnePass and MergePass (and GNU sort)", runBench),
-	)
-	root.SetArgs(os.Args[1:])
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	for _, c := range []struct {
+		name, short string
+		run         command
+	}{
+		{"gen", "generate sortbenchmark records (gensort 1.5 compatible)", runGen},
+		{"validate", "validate sorted records (valsort compatible)", runValidate},
+		{"sort", "sort a file (OnePass, MergePass or external merge sort)", runSort},
+		{"bench", "compare EMS, OnePass and MergePass (and GNU sort)", runBench},
+	} {
+		root.AddCommand(subcommand(c.name, c.short, c.run, stdout, stderr))
+	}
+	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	stop()
 	var ee exitError
+	var ue usageError
+	var ce *cmdError
+	name := "pmsort"
+	if errors.As(err, &ce) {
+		name += " " + ce.name
+	}
 	switch {
 	case err == nil:
+		return exitOK
 	case errors.As(err, &ee):
-		os.Exit(ee.code)
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(0)
+		return ee.code
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "pmsort: interrupted")
+		return exitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "%s: %s\n", name, ue.msg)
+		if ce != nil {
+			fmt.Fprintf(stderr, "Run 'pmsort %s -h' for its usage.\n", ce.name)
+		} else {
+			fmt.Fprintln(stderr, "Run 'pmsort help' for the commands.")
+		}
+		return exitUsage
 	default:
-		fmt.Fprintln(os.Stderr, "pmsort:", err)
-		os.Exit(1)
+		fmt.Fprintf(stderr, "%s: %s\n", name, message(err))
+		return exitFail
 	}
 }
 
-// subcommand wraps a flag-parsing command function into cobra.
-func subcommand(name, short string, run func(ctx context.Context, args []string) error) *cobra.Command {
+// message is an error's text without the package prefix of sort's errors
+// (the command name already says where it comes from).
+func message(err error) string {
+	return strings.TrimPrefix(err.Error(), "sort: ")
+}
+
+// subcommand wraps a flag-parsing command into cobra.
+func subcommand(name, short string, run command, stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:                name,
 		Short:              short,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return run(cmd.Context(), args)
+			err := run(cmd.Context(), args, stdout, stderr)
+			var ee exitError
+			if err == nil || errors.As(err, &ee) {
+				return err
+			}
+			return &cmdError{name: name, err: err}
 		},
 	}
 }
 
-func newFlags(name, usage string) *flag.FlagSet {
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("pmsort "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: pmsort %s %s\n", name, usage)
+		fmt.Fprintf(stderr, "usage: pmsort %s %s\n", name, usage)
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// parseFlags parses args; a bad flag has been reported by package flag
+// (with the usage) and is exit status 2, -h is 0.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return exitError{exitOK}
+	default:
+		return exitError{exitUsage}
+	}
 }
 
 // byteSize parses sizes such as 4096, 64K, 512MiB, 2GiB, 1.5G (powers of
@@ -117,8 +216,11 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 {
+	if err != nil || f < 0 || f != f {
 		return 0, fmt.Errorf("bad size %q (want e.g. 4096, 64KiB, 512MiB, 2GiB)", s)
+	}
+	if f*float64(mult) >= 1<<63 {
+		return 0, fmt.Errorf("size %q is too large", s)
 	}
 	return int64(f * float64(mult)), nil
 }
@@ -133,4 +235,12 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// nonNegative checks counts given with flags.
+func nonNegative(name string, v int) error {
+	if v < 0 {
+		return usagef("-%s %d: want 0 (automatic) or more", name, v)
+	}
+	return nil
 }

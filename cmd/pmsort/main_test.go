@@ -1,38 +1,33 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
 
-// run calls a subcommand and returns its exit status and standard error.
-func run(t *testing.T, fn func(context.Context, []string) error, args ...string) (int, string) {
+// pmsort runs the command with args and returns its exit status, standard
+// output and standard error.
+func pmsort(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "stderr")
-	require.NoError(t, err)
-	old := os.Stderr
-	os.Stderr = f
-	err = fn(context.Background(), args)
-	os.Stderr = old
-	b, _ := os.ReadFile(f.Name())
-	f.Close()
-	code := 0
-	var ee exitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case err != nil:
-		code = 1
-		b = append(b, err.Error()...)
-	}
-	return code, string(b)
+	return pmsortCtx(t, context.Background(), args...)
+}
+
+func pmsortCtx(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
 }
 
 func golden(t *testing.T, name string) []byte {
@@ -55,86 +50,265 @@ func TestGenMatchesGensort(t *testing.T) {
 		{[]string{"-s", "-b1000", "4"}, "gensort_s_b1000_n4.hex"},
 	} {
 		out := filepath.Join(dir, "g")
-		code, msg := run(t, runGen, append(c.args, out)...)
+		code, _, msg := pmsort(t, append(append([]string{"gen"}, c.args...), out)...)
 		require.Equal(t, 0, code, msg)
 		b, err := os.ReadFile(out)
 		require.NoError(t, err)
 		require.Equal(t, golden(t, c.golden), b, "%v", c.args)
 	}
-	code, msg := run(t, runGen, "-c", "1000", os.DevNull)
+	code, _, msg := pmsort(t, "gen", "-c", "1000", os.DevNull)
 	require.Equal(t, 0, code)
 	require.Equal(t, "1ea6370b955\n", msg)
-	code, _ = run(t, runGen, "-bx", "4", filepath.Join(dir, "x"))
-	require.NotEqual(t, 0, code)
-	code, _ = run(t, runGen, "4")
-	require.NotEqual(t, 0, code)
 }
 
 func TestSortValidateCLI(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	code, msg := run(t, runGen, "20000", in)
+	code, _, msg := pmsort(t, "gen", "20000", in)
 	require.Equal(t, 0, code, msg)
 
-	code, msg = run(t, runValidate, in)
+	code, _, msg = pmsort(t, "validate", in)
 	require.Equal(t, 1, code)
 	require.Contains(t, msg, "Records: 20000\nChecksum: ")
 	require.Contains(t, msg, "unordered records")
 
 	for _, mode := range []string{"auto", "onepass", "mergepass", "ems"} {
-		code, msg = run(t, runSort, "-i", in, "-o", out, "-f", "-mode", mode, "-mem", "1MiB", "-wbuf", "64KiB", "-json")
+		code, stdout, msg := pmsort(t, "sort", "-i", in, "-o", out, "-f", "-mode", mode, "-mem", "1MiB", "-wbuf", "64KiB", "-json")
 		require.Equal(t, 0, code, msg)
-		code, msg = run(t, runValidate, "-perm", in, out)
+		require.Contains(t, stdout, `"mode"`)
+		code, _, msg = pmsort(t, "validate", "-perm", in, out)
 		require.Equal(t, 0, code, msg)
 		require.Contains(t, msg, "SUCCESS - all records are in order")
 		require.Contains(t, msg, "Permutation of")
 	}
-	code, msg = run(t, runSort, "-i", in, "-o", out)
+	code, _, msg = pmsort(t, "sort", "-i", in, "-o", out)
 	require.Equal(t, 1, code)
-	require.Contains(t, msg, "output exists")
-	code, msg = run(t, runSort, "-i", in, "-o", filepath.Join(dir, "o2"), "-mode", "onepass", "-mem", "1MiB", "-wbuf", "1MiB")
+	require.Contains(t, msg, "pmsort sort: output "+out+" exists (use -f to replace it)")
+
+	// The report names the final output, not the temporary file.
+	code, stdout, msg := pmsort(t, "sort", "-i", in, "-o", out, "-f")
+	require.Equal(t, 0, code, msg)
+	require.Contains(t, stdout, "output: "+out+":")
+	require.NotContains(t, stdout, ".tmp")
+
+	// A budget too small for OnePass.
+	big := filepath.Join(dir, "big")
+	code, _, msg = pmsort(t, "gen", "100000", big)
+	require.Equal(t, 0, code, msg)
+	code, _, msg = pmsort(t, "sort", "-i", big, "-o", filepath.Join(dir, "o2"), "-mode", "onepass", "-mem", "1MiB")
 	require.Equal(t, 1, code)
 	require.Contains(t, msg, "memory budget too small")
+	require.NoFileExists(t, filepath.Join(dir, "o2"))
 
 	// Partitioned validation with -o and -s.
 	var sums []byte
+	sorted, err := os.ReadFile(out)
+	require.NoError(t, err)
 	for i := 0; i < 2; i++ {
 		part, sum := filepath.Join(dir, "part"), filepath.Join(dir, "sum")
-		b, _ := os.ReadFile(out)
-		require.NoError(t, os.WriteFile(part, b[i*1000000:(i+1)*1000000], 0o644))
-		code, msg = run(t, runValidate, "-q", "-o", sum, part)
+		require.NoError(t, os.WriteFile(part, sorted[i*1000000:(i+1)*1000000], 0o644))
+		code, _, msg = pmsort(t, "validate", "-q", "-o", sum, part)
 		require.Equal(t, 0, code, msg)
 		require.Empty(t, msg)
 		s, _ := os.ReadFile(sum)
+		require.Len(t, s, 280)
 		sums = append(sums, s...)
 	}
 	all := filepath.Join(dir, "all.sum")
 	require.NoError(t, os.WriteFile(all, sums, 0o644))
-	code, msg = run(t, runValidate, "-s", all)
+	code, _, msg = pmsort(t, "validate", "-s", all)
 	require.Equal(t, 0, code, msg)
 	require.Contains(t, msg, "Records: 20000\n")
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp"))
+	require.Empty(t, left)
 
 	// Not a permutation: a different input.
 	other := filepath.Join(dir, "other")
-	code, _ = run(t, runGen, "-b5", "20000", other)
+	code, _, _ = pmsort(t, "gen", "-b5", "20000", other)
 	require.Equal(t, 0, code)
-	code, msg = run(t, runValidate, "-perm", other, out)
+	code, _, msg = pmsort(t, "validate", "-perm", other, out)
 	require.Equal(t, 1, code)
 	require.Contains(t, msg, "not a permutation")
 
 	// KLV through the CLI.
 	kin, kout := filepath.Join(dir, "kin"), filepath.Join(dir, "kout")
-	code, msg = run(t, runGen, "-klv", "-key", "8", "-vmax", "300", "5000", kin)
+	code, _, msg = pmsort(t, "gen", "-klv", "-key", "8", "-vmax", "300", "5000", kin)
 	require.Equal(t, 0, code, msg)
-	code, msg = run(t, runSort, "-klv", "-key", "8", "-i", kin, "-o", kout)
+	code, _, msg = pmsort(t, "sort", "-klv", "-key", "8", "-i", kin, "-o", kout)
 	require.Equal(t, 0, code, msg)
-	code, msg = run(t, runValidate, "-klv", "-key", "8", "-perm", kin, kout)
+	code, _, msg = pmsort(t, "validate", "-klv", "-key", "8", "-perm", kin, kout)
 	require.Equal(t, 0, code, msg)
 }
 
-func TestBenchSmall(t *testing.T) {
-	code, msg := run(t, runBench, "-n", "20000", "-runs", "1", "-dir", t.TempDir(), "-json")
+// The summary of validate -o never replaces the file being validated (or
+// the -perm input), by name or through a link.
+func TestValidateSummaryNeverOverwritesInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.sorted")
+	code, _, msg := pmsort(t, "gen", "100", in)
 	require.Equal(t, 0, code, msg)
+	want, err := os.ReadFile(in)
+	require.NoError(t, err)
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Link(in, link))
+	other := filepath.Join(dir, "other")
+	code, _, msg = pmsort(t, "gen", "100", other)
+	require.Equal(t, 0, code, msg)
+	for _, args := range [][]string{
+		{"-o", in, in},
+		{"-o", filepath.Join(dir, ".", "a.sorted"), in},
+		{"-o", link, in},
+		{"-o", in, "-perm", in, other},
+		{"-o", dir, other},
+	} {
+		code, _, msg := pmsort(t, append([]string{"validate"}, args...)...)
+		require.Equal(t, 2, code, "%v: %s", args, msg)
+		require.Contains(t, msg, "pmsort validate: -o ")
+		got, err := os.ReadFile(in)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%v overwrote the input", args)
+	}
+}
+
+func TestExitStatuses(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	code, _, msg := pmsort(t, "gen", "1000", in)
+	require.Equal(t, 0, code, msg)
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, 2, "pmsort: no command given"},
+		{[]string{"bogus"}, 2, `pmsort: unknown command "bogus"`},
+		{[]string{"-x"}, 2, "unknown shorthand flag"},
+		{[]string{"help"}, 0, ""},
+		{[]string{"-h"}, 0, ""},
+		{[]string{"gen"}, 2, "pmsort gen: missing NUM_RECS and FILE_NAME"},
+		{[]string{"gen", "5"}, 2, "pmsort gen: missing FILE_NAME after NUM_RECS 5"},
+		{[]string{"gen", "5", "a", "b"}, 2, "got 3 arguments"},
+		{[]string{"gen", "-t", "-1", "5", out}, 2, "-t -1: want 0"},
+		{[]string{"gen", "x", out}, 2, `NUM_RECS "x"`},
+		{[]string{"gen", "-bx", "4", out}, 2, "-bx"},
+		{[]string{"gen", "-zz", "4", out}, 2, "flag provided but not defined"},
+		{[]string{"gen", "-h"}, 0, "usage: pmsort gen"},
+		{[]string{"gen", "-key", "0", "4", out}, 2, "record format"},
+		{[]string{"gen", "100", dir}, 1, "pmsort gen: " + dir + " is a directory"},
+		{[]string{"validate"}, 2, "pmsort validate: missing FILE_NAME"},
+		{[]string{"validate", "a", "b"}, 2, "want one FILE_NAME"},
+		{[]string{"validate", filepath.Join(dir, "missing")}, 1, "pmsort validate: "},
+		{[]string{"sort"}, 2, "pmsort sort: missing -i IN and -o OUT"},
+		{[]string{"sort", "-i", in}, 2, "missing -o OUT"},
+		{[]string{"sort", "-i", in, "-o", out, "extra"}, 2, "unexpected arguments"},
+		{[]string{"sort", "-i", in, "-o", out, "-mem", "99999T"}, 2, "physical memory"},
+		{[]string{"sort", "-i", in, "-o", out, "-mem", "99999999999T"}, 2, "too large"},
+		{[]string{"sort", "-i", in, "-o", out, "-readers", "-1"}, 2, "-readers -1"},
+		{[]string{"sort", "-i", in, "-o", out, "-mode", "fast"}, 2, `mode "fast"`},
+		{[]string{"sort", "-i", in, "-o", out, "-progress", "maybe"}, 2, "-progress"},
+		{[]string{"sort", "-i", in, "-o", dir}, 1, "pmsort sort: output " + dir + " is a directory"},
+		{[]string{"sort", "-f", "-i", in, "-o", dir}, 1, "is a directory"},
+		{[]string{"sort", "-i", in, "-o", in}, 1, "is the input"},
+		{[]string{"bench", "-n", "0"}, 2, "-n 0"},
+		{[]string{"bench", "-n", "99999999999999999"}, 2, "do not fit"},
+		{[]string{"bench", "-n", "999999999999999", "-dir", dir}, 1, "free"},
+		{[]string{"bench", "-modes", "quick"}, 2, "unknown mode"},
+		{[]string{"bench", "-mode", "ems"}, 2, "flag provided but not defined: -mode"},
+		{[]string{"bench", "-force-pmem"}, 2, "flag provided but not defined: -force-pmem"},
+	} {
+		code, _, msg := pmsort(t, c.args...)
+		require.Equal(t, c.code, code, "%v: %s", c.args, msg)
+		require.Contains(t, msg, c.msg, "%v", c.args)
+		require.NotContains(t, msg, "invalid options", "%v", c.args)
+		require.NotContains(t, msg, "panic", "%v", c.args)
+		require.NotContains(t, msg, "fatal error", "%v", c.args)
+		if c.code == 2 && !strings.Contains(msg, "usage:") {
+			require.Contains(t, msg, "Run 'pmsort", "%v", c.args)
+		}
+	}
+	require.NoFileExists(t, out)
+}
+
+// Sizes that cannot fit fail at once, with a clear error, before anything
+// is allocated or generated.
+func TestGenTooLargeFailsFast(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"gen", "99999999999999999", filepath.Join(dir, "x")},
+		{"gen", "18446744073709551615", filepath.Join(dir, "x")},
+		{"gen", "-klv", "99999999999", filepath.Join(dir, "x")},
+		{"gen", "-key", "64", "-value", "1000", "999999999999999", filepath.Join(dir, "x")},
+	} {
+		start := time.Now()
+		code, _, msg := pmsort(t, args...)
+		require.Equal(t, 1, code, "%v: %s", args, msg)
+		require.Regexp(t, "free|2\\^63", msg)
+		require.Less(t, time.Since(start), 5*time.Second, "%v", args)
+		left, _ := os.ReadDir(dir)
+		require.Empty(t, left)
+	}
+}
+
+func TestInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	code, _, msg := pmsort(t, "gen", "20000", in)
+	require.Equal(t, 0, code, msg)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "out")
+	for _, args := range [][]string{
+		{"sort", "-i", in, "-o", out},
+		{"sort", "-mode", "mergepass", "-mem", "1MiB", "-i", in, "-o", out},
+		{"gen", "20000", out},
+		{"validate", in},
+		{"bench", "-n", "1000", "-dir", dir},
+	} {
+		code, _, msg := pmsortCtx(t, ctx, args...)
+		require.Equal(t, 130, code, "%v: %s", args, msg)
+		require.Equal(t, "pmsort: interrupted\n", msg, "%v", args)
+		require.NoFileExists(t, out)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	require.Equal(t, []string{in}, left)
+}
+
+// A profile's knee cannot start a thousand readers on two CPUs, and the
+// report names the profile file it came from.
+func TestProfilePools(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	code, _, msg := pmsort(t, "gen", "1000", in)
+	require.Equal(t, 0, code, msg)
+	p := &persist.Profile{Format: persist.ProfileFormat, Device: "/dev/shm/measured.pm",
+		SeqRead: persist.Peak{GBs: 10, Threads: 1000, Knee: 1000}, RandRead: persist.Peak{GBs: 10, Threads: 1000, Knee: 1000},
+		SeqWrite: persist.Peak{GBs: 5, Threads: 500, Knee: 500}}
+	prof := filepath.Join(dir, "f.json")
+	require.NoError(t, p.Save(prof))
+	code, stdout, msg := pmsort(t, "sort", "-profile", prof, "-i", in, "-o", filepath.Join(dir, "out"))
+	require.Equal(t, 0, code, msg)
+	require.Contains(t, stdout, "(profile "+prof+")")
+	require.NotContains(t, stdout, "measured.pm")
+	limit := 4 * runtime.GOMAXPROCS(0)
+	require.Contains(t, stdout, "pools: "+strconv.Itoa(limit)+" readers, "+strconv.Itoa(limit)+" writers")
+}
+
+func TestBenchSmall(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, msg := pmsort(t, "bench", "-n", "20000", "-runs", "1", "-dir", dir, "-json")
+	require.Equal(t, 0, code, msg)
+	require.Contains(t, stdout, `"valid": 1`)
+	code, stdout, msg = pmsort(t, "bench", "-n", "20000", "-runs", "2", "-dir", dir, "-mpmem", "1MiB")
+	require.Equal(t, 0, code, msg)
+	require.Contains(t, stdout, "Every output was validated")
+	require.Contains(t, stdout, "2/2")
+	// -tmp is where the run files go: a missing one is refused.
+	code, _, msg = pmsort(t, "bench", "-n", "20000", "-runs", "1", "-dir", dir, "-tmp", filepath.Join(dir, "missing"))
+	require.Equal(t, 2, code, msg)
+	require.Contains(t, msg, "-tmp")
+	left, _ := os.ReadDir(dir)
+	require.Empty(t, left)
 }
 
 func TestParseSize(t *testing.T) {
@@ -143,7 +317,7 @@ func TestParseSize(t *testing.T) {
 		require.NoError(t, err, s)
 		require.Equal(t, want, v, s)
 	}
-	for _, s := range []string{"", "x", "-1", "1Q"} {
+	for _, s := range []string{"", "x", "-1", "1Q", "NaN", "9999999999T", "1e30"} {
 		_, err := parseSize(s)
 		require.Error(t, err, s)
 	}

@@ -22,26 +22,33 @@ const sortUsage = `-i IN -o OUT [-mode auto|onepass|mergepass|ems] [-mem SIZE] [
 
 // sortFlags are the sorter's flags, shared with bench.
 type sortFlags struct {
-	mode          string
-	mem, wbuf     byteSize
-	tmp           string
-	ptr           int
-	readers       int
-	writers       int
-	sorters       int
-	profile       string
-	overlap       bool
-	force         bool
-	forcePMem     bool
-	progress      string
-	formatFlags   formatFlags
-	formatEnabled bool
+	mode        string
+	mem, wbuf   byteSize
+	tmp         string
+	ptr         int
+	readers     int
+	writers     int
+	sorters     int
+	profile     string
+	overlap     bool
+	force       bool
+	forcePMem   bool
+	formatFlags formatFlags
 }
 
-func (f *sortFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mode, "mode", "auto", "auto, onepass, mergepass or ems")
-	fs.Var(&f.mem, "mem", "memory budget for the sorter's buffers, e.g. 2GiB (0: half the RAM)")
-	fs.Var(&f.wbuf, "wbuf", "write buffer size (0: 4MiB)")
+// register adds the sorter's flags to fs; bench chooses the mode, the
+// budget rule and the PMem path itself, so it does not take -mode or
+// -force-pmem and documents -mem differently.
+func (f *sortFlags) register(fs *flag.FlagSet, bench bool) {
+	if !bench {
+		fs.StringVar(&f.mode, "mode", "auto", "auto, onepass, mergepass or ems")
+		fs.Var(&f.mem, "mem", "memory budget for the sorter's buffers, e.g. 2GiB (0: half the RAM; at most the RAM)")
+		fs.BoolVar(&f.forcePMem, "force-pmem", false, "use the PMem flush path on non-DAX files (as BRAID_FORCE_PMEM=1)")
+	} else {
+		fs.Var(&f.mem, "mem", "memory budget of EMS and OnePass (0: half the input, at least 4MiB)")
+	}
+	fs.Var(&f.wbuf, "wbuf", fmt.Sprintf("cap of the write buffer (0: %s; the buffer is what -mem leaves beside the IndexMap or runs, for EMS at most -mem/8)",
+		humanBytes(sort.DefaultWriteBuffer)))
 	fs.StringVar(&f.tmp, "tmp", "", "directory of run files (default: the output's directory)")
 	fs.IntVar(&f.ptr, "ptr", 5, "IndexMap pointer size in bytes: 5 or 8")
 	fs.IntVar(&f.readers, "readers", 0, "reader pool size (0: from the device profile, else all CPUs)")
@@ -49,45 +56,63 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.sorters, "sorters", 0, "sorter pool size (0: all CPUs)")
 	fs.StringVar(&f.profile, "profile", "", "device profile written by pmbench (default: $BRAID_PROFILE)")
 	fs.BoolVar(&f.overlap, "overlap", false, "overlap reads and writes (default: interference-aware, never both at once)")
-	fs.BoolVar(&f.forcePMem, "force-pmem", false, "use the PMem flush path on non-DAX files (as BRAID_FORCE_PMEM=1)")
 }
 
+// options builds and checks the sorter's options; bad values are bad
+// usage.
 func (f *sortFlags) options() (*sort.Options, error) {
 	o := &sort.Options{
 		Mode: sort.Mode(f.mode), MemBudget: int64(f.mem), TempDir: f.tmp, PointerSize: f.ptr,
 		Pools:   sort.Pools{Readers: f.readers, Writers: f.writers, Sorters: f.sorters},
 		Overlap: f.overlap, WriteBuffer: int64(f.wbuf), Overwrite: f.force, ForcePMem: f.forcePMem,
 	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"readers", f.readers}, {"writers", f.writers}, {"sorters", f.sorters}} {
+		if err := nonNegative(c.name, c.v); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return nil, usageError{message(err)}
+	}
 	if f.profile != "" {
 		p, err := persist.LoadProfile(f.profile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-profile %s: %w", f.profile, err)
 		}
-		if p.Device == "" {
-			p.Device = f.profile
-		}
-		o.Profile = p
+		o.Profile, o.ProfileName = p, f.profile
 	}
-	return o, o.Validate()
+	return o, nil
 }
 
-func runSort(ctx context.Context, args []string) error {
-	fs := newFlags("sort", sortUsage)
+func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sort", sortUsage, stderr)
 	in := fs.String("i", "", "input file")
 	out := fs.String("o", "", "output file (written under a temporary name, renamed when complete)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	progress := fs.String("progress", "auto", "progress bar: auto (on a terminal), on, off")
 	var sf sortFlags
-	sf.register(fs)
+	sf.register(fs, false)
 	fs.BoolVar(&sf.force, "f", false, "replace an existing output file")
-	fs.StringVar(&sf.progress, "progress", "auto", "progress bar: auto (on a terminal), on, off")
 	sf.formatFlags.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if *in == "" || *out == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return exitError{2}
+	switch {
+	case *in == "" && *out == "":
+		return usagef("missing -i IN and -o OUT")
+	case *in == "":
+		return usagef("missing -i IN")
+	case *out == "":
+		return usagef("missing -o OUT")
+	case fs.NArg() != 0:
+		return usagef("unexpected arguments: %v (the files are given with -i and -o)", fs.Args())
+	}
+	if *progress != "auto" && *progress != "on" && *progress != "off" {
+		return usagef("-progress %q: want auto, on or off", *progress)
 	}
 	o, err := sf.options()
 	if err != nil {
@@ -96,12 +121,12 @@ func runSort(ctx context.Context, args []string) error {
 	if o.Format, err = sf.formatFlags.format(); err != nil {
 		return err
 	}
-	showBar := sf.progress == "on" || (sf.progress == "auto" && term.IsTerminal(int(os.Stderr.Fd())))
+	showBar := *progress == "on" || (*progress == "auto" && isTerminal(stderr))
 	var bar *progressbar.ProgressBar
 	if showBar {
 		if st, err := os.Stat(*in); err == nil {
 			bar = progressbar.NewOptions64(st.Size(),
-				progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("sorting"),
+				progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sorting"),
 				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100_000_000),
 				progressbar.OptionClearOnFinish())
 			o.Progress = func(done, total int64) { _ = bar.Set64(done) }
@@ -126,12 +151,18 @@ func runSort(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	printReport(os.Stdout, rep)
+	printReport(stdout, rep)
 	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func printReport(w io.Writer, r *sort.Report) {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/braid-pm/braid/sort"
 )
@@ -12,12 +16,13 @@ import (
 const validateUsage = `[-i] [-q] [-o SUMMARY_FILE] [-s] [-perm INPUT] [-t N] [-key K -value V | -klv -key K] FILE_NAME
 
 Prints valsort's lines on standard error and exits 1 when records are out
-of order (or on any error). -o writes valsort's 280-byte partition summary,
--s validates a concatenation of summaries. -perm INPUT also checks that
-FILE_NAME is a permutation of INPUT (same record count and checksum).`
+of order (or on any error). -o writes valsort's 280-byte partition summary
+(to a temporary name, renamed when complete; never over FILE_NAME or
+INPUT), -s validates a concatenation of summaries. -perm INPUT also checks
+that FILE_NAME is a permutation of INPUT (same record count and checksum).`
 
-func runValidate(ctx context.Context, args []string) error {
-	fs := newFlags("validate", validateUsage)
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("validate", validateUsage, stderr)
 	fold := fs.Bool("i", false, "case-insensitive ASCII key comparison")
 	quiet := fs.Bool("q", false, "quiet: only the exit status")
 	sumOut := fs.String("o", "", "write a partition summary to this file")
@@ -26,38 +31,58 @@ func runValidate(ctx context.Context, args []string) error {
 	threads := fs.Int("t", 0, "validator goroutines (0: all CPUs)")
 	var ff formatFlags
 	ff.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{1}
+	switch fs.NArg() {
+	case 0:
+		return usagef("missing FILE_NAME")
+	case 1:
+	default:
+		return usagef("want one FILE_NAME, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	if err := nonNegative("t", *threads); err != nil {
+		return err
 	}
 	f, err := ff.format()
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		if !*quiet {
-			fmt.Fprintln(os.Stderr, err)
+	file := fs.Arg(0)
+	if *sumOut != "" {
+		for _, other := range []string{file, *perm} {
+			if other == "" {
+				continue
+			}
+			if err := notSameFile(*sumOut, other); err != nil {
+				return usageError{err.Error()}
+			}
 		}
-		return exitError{1}
+	}
+	fail := func(err error) error {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return err // interrupted: exit 130
+		}
+		if !*quiet {
+			fmt.Fprintf(stderr, "pmsort validate: %s\n", message(err))
+		}
+		return exitError{exitFail}
 	}
 	vo := sort.ValidateOptions{Format: f, CaseInsensitive: *fold, Threads: *threads}
 	var s *sort.Summary
 	if *summaries {
-		b, err := os.ReadFile(fs.Arg(0))
+		b, err := os.ReadFile(file)
 		if err != nil {
 			return fail(err)
 		}
 		parts, err := sort.ParseSummaries(b)
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("%s: %w", file, err))
 		}
 		c := sort.CombineSummaries(parts, *fold, 10)
 		s = &c
 	} else {
-		s, err = sort.Validate(ctx, fs.Arg(0), vo)
+		s, err = sort.Validate(ctx, file, vo)
 		if err != nil {
 			return fail(err)
 		}
@@ -65,18 +90,18 @@ func runValidate(ctx context.Context, args []string) error {
 	if *sumOut != "" {
 		b, err := s.MarshalSummary()
 		if err == nil {
-			err = os.WriteFile(*sumOut, b, 0o644)
+			err = writeFileAtomic(*sumOut, b)
 		}
 		if err != nil {
 			return fail(err)
 		}
 	}
 	if !*quiet {
-		s.Report(os.Stderr)
+		s.Report(stderr)
 	}
-	code := 0
+	code := exitOK
 	if !s.OK() {
-		code = 1
+		code = exitFail
 	}
 	if *perm != "" {
 		in, err := sort.Validate(ctx, *perm, vo)
@@ -85,14 +110,14 @@ func runValidate(ctx context.Context, args []string) error {
 		}
 		if err := samePermutation(in, s); err != nil {
 			if !*quiet {
-				fmt.Fprintf(os.Stderr, "ERROR - not a permutation of %s: %v\n", *perm, err)
+				fmt.Fprintf(stderr, "ERROR - not a permutation of %s: %v\n", *perm, err)
 			}
-			code = 1
+			code = exitFail
 		} else if !*quiet {
-			fmt.Fprintf(os.Stderr, "Permutation of %s: same %s records and checksum\n", *perm, in.Records)
+			fmt.Fprintf(stderr, "Permutation of %s: same %s records and checksum\n", *perm, in.Records)
 		}
 	}
-	if code != 0 {
+	if code != exitOK {
 		return exitError{code}
 	}
 	return nil
@@ -104,6 +129,65 @@ func samePermutation(in, out *sort.Summary) error {
 	}
 	if in.Checksum != out.Checksum {
 		return errors.New("checksum " + in.Checksum.Hex() + " in the input, " + out.Checksum.Hex() + " in the output")
+	}
+	return nil
+}
+
+// notSameFile refuses an output path that names the file at other (by
+// path, or as the same file through a link).
+func notSameFile(out, other string) error {
+	ao, err1 := filepath.Abs(out)
+	ai, err2 := filepath.Abs(other)
+	if err1 == nil && err2 == nil && ao == ai {
+		return fmt.Errorf("-o %s would overwrite %s", out, other)
+	}
+	so, err := os.Stat(out)
+	if err != nil {
+		return nil // does not exist (yet): cannot be other
+	}
+	if so.IsDir() {
+		return fmt.Errorf("-o %s is a directory", out)
+	}
+	if si, err := os.Stat(other); err == nil && os.SameFile(so, si) {
+		return fmt.Errorf("-o %s is the same file as %s", out, other)
+	}
+	return nil
+}
+
+// writeFileAtomic writes b to path through a temporary file in the same
+// directory, made durable and renamed, so that path holds either its old
+// contents or all of b.
+func writeFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".pmsort-*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if e2 := f.Close(); err == nil {
+		err = e2
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if e2 := d.Close(); err == nil {
+		err = e2
+	}
+	if err != nil && !errors.Is(err, fs.ErrInvalid) {
+		return fmt.Errorf("%s written, but syncing its directory failed: %w", path, err)
 	}
 	return nil
 }
