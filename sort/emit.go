@@ -41,6 +41,9 @@ type emitter struct {
 	inDRAM  bool
 	cur     int
 	overlap bool
+	// gate, if set, is held while the buffer is written, so that a
+	// background merge's run reads never overlap the output writes.
+	gate *sync.Mutex
 	// overlap machinery
 	jobs chan wjob
 	free [2]chan struct{}
@@ -78,7 +81,7 @@ func (e *emitter) writer() {
 	for jb := range e.jobs {
 		if first == nil {
 			t := time.Now()
-			first = e.j.putParallel(e.out, jb.off, e.bufs[jb.buf][:jb.n])
+			first = e.put(jb.off, e.bufs[jb.buf][:jb.n])
 			e.j.ph.add(e.writePh, time.Since(t))
 		}
 		e.free[jb.buf] <- struct{}{}
@@ -109,7 +112,7 @@ func (e *emitter) commit(n int) error {
 		e.cur ^= 1
 	} else {
 		e.j.ph.start(e.writePh)
-		err := e.j.putParallel(e.out, e.off, e.bufs[e.cur][:n])
+		err := e.put(e.off, e.bufs[e.cur][:n])
 		e.j.ph.stop()
 		if err != nil {
 			return err
@@ -117,6 +120,15 @@ func (e *emitter) commit(n int) error {
 	}
 	e.advance(int64(n))
 	return nil
+}
+
+// put writes b at off with the writer pool, holding the gate if any.
+func (e *emitter) put(off int64, b []byte) error {
+	if e.gate != nil {
+		e.gate.Lock()
+		defer e.gate.Unlock()
+	}
+	return e.j.putParallel(e.out, off, b)
 }
 
 func (e *emitter) advance(n int64) {
@@ -183,7 +195,13 @@ func (e *emitter) emit(entries []uint64, n int64) error {
 				p := int64(l.ptr(ent))
 				sz := int64(l.k+klvHeader) + int64(l.vlen(ent))
 				j.ph.start(e.writePh)
+				if e.gate != nil {
+					e.gate.Lock()
+				}
 				err := e.out.put(e.off, e.src[p:p+sz])
+				if e.gate != nil {
+					e.gate.Unlock()
+				}
 				j.ph.stop()
 				if err != nil {
 					return err

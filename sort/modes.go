@@ -3,7 +3,9 @@ package sort
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/braid-pm/braid/internal/invariants"
 )
@@ -131,7 +133,16 @@ func (j *job) refill(r *entryRun) error {
 	if n == 0 {
 		return nil
 	}
-	j.ph.start(phMergeRead)
+	if j.bgMerge {
+		// On the merge goroutine (pipeMerge): the driving goroutine owns
+		// the phase clock, so add the time; wait out output writes.
+		j.gate.Lock()
+		defer j.gate.Unlock()
+		defer func(t0 time.Time) { j.ph.add(phMergeRead, time.Since(t0)) }(time.Now())
+	} else {
+		j.ph.start(phMergeRead)
+		defer j.ph.stop()
+	}
 	src := r.body[r.next : r.next+n*e]
 	dst := r.share[:n*int64(w)]
 	parts := int64(1)
@@ -144,7 +155,6 @@ func (j *job) refill(r *entryRun) error {
 		return nil
 	})
 	r.next += n * e
-	j.ph.stop()
 	return err
 }
 
@@ -309,7 +319,7 @@ func (j *job) mergePass() error {
 
 	// MERGE phase.
 	a := &arena{b: main}
-	pending := words(a.take(b.pendCap * ew))
+	pending := words(a.take(2 * b.pendCap * ew))
 	t := newLoserTree(len(runs))
 	for i, r := range runs {
 		h, err := decodeRunHeader(r.m.bytes())
@@ -345,15 +355,87 @@ func (j *job) mergePass() error {
 	}
 	bufs, order := j.writeBuffers(a)
 	em := j.newEmitter(j.src, j.out, phRecordRead, phMergeWrite, bufs, order)
-	if l.w == 2 {
-		err = j.merge2(runs, t, asW2(pending), em)
-	} else {
-		err = j.mergeN(runs, t, pending, em)
-	}
+	em.gate = &j.gate
+	err = j.pipeMerge(runs, t, pending, em)
 	if e2 := em.close(); err == nil {
 		err = e2
 	}
 	return err
+}
+
+// pipeMerge runs the merge on its own goroutine, one list of merged
+// entries ahead of the emitter: while the reader and writer pools gather
+// and write the records of one list, the loser tree fills the other. The
+// merge is DRAM work, so it hides behind the gather's memory stalls and
+// the writes; its refills read run files, so they take the gate, which the
+// emitter holds while it writes (reads and writes still never overlap).
+func (j *job) pipeMerge(runs []*entryRun, t *loserTree, pending []uint64, em *emitter) error {
+	half := len(pending) / 2
+	p := &mergePipe{
+		full: make(chan mergeList, 1),
+		free: make(chan []uint64, 1),
+		quit: make(chan struct{}),
+	}
+	p.free <- pending[half:]
+	j.bgMerge = true
+	defer func() { j.bgMerge = false }()
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		if j.l.w == 2 {
+			err = j.merge2(runs, t, pending[:half], p.handoff)
+		} else {
+			err = j.mergeN(runs, t, pending[:half], p.handoff)
+		}
+		close(p.full)
+		errc <- err
+	}()
+	var err error
+	for m := range p.full {
+		if err != nil {
+			continue // drain until the merge sees quit
+		}
+		if err = j.emitMerged(em, m.entries, m.n); err != nil {
+			close(p.quit)
+			continue
+		}
+		p.free <- m.entries
+	}
+	if merr := <-errc; err == nil && merr != errMergeStopped {
+		err = merr
+	}
+	return err
+}
+
+// mergePipe passes lists of merged entries between the merge goroutine
+// and the emitter.
+type mergePipe struct {
+	full chan mergeList
+	free chan []uint64
+	quit chan struct{} // closed when the emitter fails
+}
+
+type mergeList struct {
+	entries []uint64
+	n       int
+}
+
+var errMergeStopped = errors.New("sort: merge stopped")
+
+// handoff passes the first n entries of list to the emitter and returns
+// the list to fill next.
+func (p *mergePipe) handoff(list []uint64, n int) ([]uint64, error) {
+	select {
+	case p.full <- mergeList{list, n}:
+	case <-p.quit:
+		return nil, errMergeStopped
+	}
+	select {
+	case next := <-p.free:
+		return next, nil
+	case <-p.quit:
+		return nil, errMergeStopped
+	}
 }
 
 // setHead sets run i's key in the tree from its head entry.
@@ -373,7 +455,10 @@ func (j *job) setHead(t *loserTree, i int, r *entryRun) {
 
 // merge2 is the merge loop for two-word entries: the winner's head moves
 // to the pending list with two word moves, its next entry becomes its key.
-func (j *job) merge2(runs []*entryRun, t *loserTree, pending []w2, em *emitter) error {
+// Both merges hand each full list of merged entries to flush, which
+// returns the list to fill next.
+func (j *job) merge2(runs []*entryRun, t *loserTree, list []uint64, flush func([]uint64, int) ([]uint64, error)) error {
+	pending := asW2(list)
 	np := 0
 	for {
 		wi := t.winner()
@@ -398,14 +483,16 @@ func (j *job) merge2(runs []*entryRun, t *loserTree, pending []w2, em *emitter) 
 		}
 		t.replay()
 		if np == len(pending) {
-			if err := j.emitMerged(em, words2(pending), np); err != nil {
+			next, err := flush(words2(pending), np)
+			if err != nil {
 				return err
 			}
-			np = 0
+			pending, np = asW2(next), 0
 		}
 	}
 	if np > 0 {
-		return j.emitMerged(em, words2(pending[:np]), np)
+		_, err := flush(words2(pending), np)
+		return err
 	}
 	return nil
 }
@@ -427,7 +514,7 @@ func (j *job) emitMerged(em *emitter, pending []uint64, n int) error {
 	return em.emit(pending, int64(n))
 }
 
-func (j *job) mergeN(runs []*entryRun, t *loserTree, pending []uint64, em *emitter) error {
+func (j *job) mergeN(runs []*entryRun, t *loserTree, pending []uint64, flush func([]uint64, int) ([]uint64, error)) error {
 	w := j.l.w
 	pendCap := len(pending) / w
 	np := 0
@@ -448,14 +535,16 @@ func (j *job) mergeN(runs []*entryRun, t *loserTree, pending []uint64, em *emitt
 		j.setHead(t, wi, r)
 		t.replay()
 		if np == pendCap {
-			if err := j.emitMerged(em, pending, np); err != nil {
+			next, err := flush(pending, np)
+			if err != nil {
 				return err
 			}
-			np = 0
+			pending, np = next, 0
 		}
 	}
 	if np > 0 {
-		return j.emitMerged(em, pending, np)
+		_, err := flush(pending, np)
+		return err
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/braid-pm/braid/persist"
@@ -287,7 +288,12 @@ type job struct {
 	plan0   budget
 	// lastMerged is the last entry merged so far (invariant checks).
 	lastMerged []uint64
-	mode       Mode // the mode chosen by plan
+	// bgMerge: the merge runs on its own goroutine (pipeMerge); gate
+	// keeps its run reads apart from the output writes.
+	bgMerge bool
+	gate    sync.Mutex
+
+	mode Mode // the mode chosen by plan
 }
 
 // Sort sorts in into out. out is written under a temporary name in its
@@ -493,7 +499,7 @@ type budget struct {
 	runN    int64 // entries (WiscSort) or records (EMS) per run
 	runB    int64 // EMS: run buffer bytes
 	runs    int
-	pendCap int64 // MergePass: entries gathered per merge round
+	pendCap int64 // MergePass: entries gathered per merge round (two lists of them)
 	shareN  int64 // MergePass: entries of one run's merge share
 }
 
@@ -597,7 +603,9 @@ func (j *job) plan() (Mode, error) {
 			per = max(1, j.size/j.n)
 		}
 		ow := j.orderWords()
-		b.pendCap = (rest - 2*8*ow) / (ew + nw*per + 8*ow)
+		// Two lists of merged entries: the merge fills one while the
+		// other's records are gathered and written (mergePipe).
+		b.pendCap = (rest - 2*8*ow) / (2*ew + nw*per + 8*ow)
 		if wbCap/per < b.pendCap {
 			b.pendCap = max(1, wbCap/per)
 		}
@@ -609,7 +617,7 @@ func (j *job) plan() (Mode, error) {
 		if j.rs == 0 {
 			b.ord = 2*b.pendCap + 2
 		}
-		merge := b.pendCap*ew + k*(b.shareN*ew+slack) + nw*b.wb + b.ord*8 + 4*slack
+		merge := 2*b.pendCap*ew + k*(b.shareN*ew+slack) + nw*b.wb + b.ord*8 + 4*slack
 		b.main = max(b.runN*ew, merge)
 	case EMS:
 		// EMS's run buffer takes the budget; its write buffer (used for
