@@ -133,6 +133,29 @@ func TestSortFailureCleansUp(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoFileExists(t, out)
 	requireClean(t, dir, tmp)
+
+	// Cancellation in the middle of the merge, once some records are
+	// written: the merge goroutine (pipeMerge) stops too.
+	for _, mode := range []Mode{MergePass, EMS, OnePass} {
+		ctx, cancel = context.WithCancel(context.Background())
+		var written int64
+		s, err := NewSorter(&Options{Mode: mode, TempDir: tmp, MemBudget: 1 << 20, WriteBuffer: 16 << 10,
+			Progress: func(done, total int64) {
+				written = done
+				if done > 0 && done < total {
+					cancel()
+				}
+			}})
+		require.NoError(t, err)
+		s.runCap = 5000
+		_, err = s.Sort(ctx, in, out)
+		require.ErrorIs(t, err, context.Canceled, "%s", mode)
+		require.Positive(t, written, "%s: cancelled after the first output write", mode)
+		require.NoFileExists(t, out)
+		requireClean(t, dir, tmp)
+		s.Close()
+		cancel()
+	}
 }
 
 func TestOptionsValidate(t *testing.T) {
