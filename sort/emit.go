@@ -60,7 +60,13 @@ type wjob struct {
 // newEmitter writes to out through bufs (one buffer, or two with
 // overlap), gathering values from src; order is the gather's scratch.
 func (j *job) newEmitter(src []byte, out *mapped, gatherPh, writePh phase, bufs [][]byte, order []uint64) *emitter {
-	e := &emitter{j: j, src: src, out: out, gatherPh: gatherPh, writePh: writePh, overlap: j.s.o.Overlap, order: order}
+	return j.newEmitterOverlap(src, out, gatherPh, writePh, bufs, order, j.s.o.Overlap)
+}
+
+// newEmitterOverlap is newEmitter with the choice of a background writer
+// made by the caller (bufs must then hold two buffers).
+func (j *job) newEmitterOverlap(src []byte, out *mapped, gatherPh, writePh phase, bufs [][]byte, order []uint64, overlap bool) *emitter {
+	e := &emitter{j: j, src: src, out: out, gatherPh: gatherPh, writePh: writePh, overlap: overlap, order: order}
 	copy(e.bufs[:], bufs)
 	if e.overlap {
 		e.jobs = make(chan wjob, 1)

@@ -652,8 +652,24 @@ func (j *job) ems() error {
 		j.nextRecord(t, i, r)
 	}
 	t.init()
-	em := j.newEmitter(nil, j.out, phOther, phMergeWrite, bufs, order)
+	// The merge copies records into one half of the write buffer while a
+	// background writer persists the other (as MergePass's pipeMerge
+	// merges ahead of its gather): the merge is DRAM work, and its run
+	// refills take the gate, so reads and writes still never overlap.
+	if len(bufs) == 1 {
+		half := len(bufs[0]) / 2
+		if j.rs > 0 {
+			half = half / j.rs * j.rs
+		}
+		if half >= max(j.rs, int(j.klvMax), minWriteBuffer/2) {
+			bufs = [][]byte{bufs[0][:half], bufs[0][half:]}
+		}
+	}
+	em := j.newEmitterOverlap(nil, j.out, phOther, phMergeWrite, bufs, order, len(bufs) == 2)
+	em.gate = &j.gate
+	j.bgMerge = true
 	err = j.mergeRecords(runs, t, em)
+	j.bgMerge = false
 	if e2 := em.close(); err == nil {
 		err = e2
 	}
@@ -684,6 +700,10 @@ func (j *job) ensure(r *recordRun, need int) bool {
 		return false
 	}
 	j.ph.start(phMergeRead)
+	if j.bgMerge {
+		j.gate.Lock() // no output write in flight
+		defer j.gate.Unlock()
+	}
 	n := copy(r.share, r.share[r.pos:r.end])
 	c := min(int64(len(r.share)-n), left)
 	_ = j.copyParallel(r.share[n:n+int(c)], r.body[r.next:r.next+c])
