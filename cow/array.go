@@ -270,8 +270,9 @@ func (a *Array) Update(i int, val []byte) error {
 	if invariants.Enabled && !bytes.Equal(mem[c:c+a.size], val) {
 		panic(fmt.Sprintf("cow: invariant: inactive copy at %d holds %x after Copy of %x", c, mem[c:c+a.size], val))
 	}
-	// The flip: one aligned 8-byte store (what persist.Store64 does).
-	atomic.StoreUint64(s, seq)
+	// The flip: one aligned 8-byte store. (atomic.StoreUint64 would be an
+	// XCHG on amd64, which also waits for the store buffer to drain.)
+	persist.Store64(mem[o:], seq)
 	if err := a.r.Persist(mem[o : o+8]); err != nil {
 		return fmt.Errorf("cow: %w", err)
 	}

@@ -241,22 +241,58 @@ func (a *Array) object(i int) ([]byte, int, error) {
 	return mem, a.first + i*a.stride, nil
 }
 
+// The update and read paths below check everything with one branch and
+// build the error out of line (badUpdate, badRead): a durable 16-byte
+// update is one cache line written back and waited for, and every call or
+// test in front of its stores shows in its latency when the line missed
+// the cache.
+
+// badUpdate returns the error of an Update-like call that failed the fast
+// path's checks: a value of n bytes (what names it) for object i. Update
+// checks the index and the region first, then the value's length; the
+// typed helpers (typed) check the array's object size first. Read-only
+// comes last.
+func (a *Array) badUpdate(i int, mem []byte, n int, what string, typed bool) error {
+	if typed && n != a.size {
+		return errLen(what, n, a.size)
+	}
+	if uint(i) >= uint(a.count) {
+		return errIndex(i, a.count)
+	}
+	if len(mem) < a.end {
+		return errClosed()
+	}
+	if n != a.size {
+		return errLen(what, n, a.size)
+	}
+	return errReadOnly()
+}
+
+// badRead is badUpdate for Read-like calls.
+func (a *Array) badRead(i int, mem []byte, n int, what string, typed bool) error {
+	if typed && n != a.size {
+		return errLen(what, n, a.size)
+	}
+	if uint(i) >= uint(a.count) {
+		return errIndex(i, a.count)
+	}
+	if len(mem) < a.end {
+		return errClosed()
+	}
+	return errLen(what, n, a.size)
+}
+
 // Update makes val (exactly Size() bytes) the value of object i, durable
 // when Update returns nil: every FAMB of the object is rewritten with one
 // 8-byte store, the object's cache lines are flushed, and one fence waits
 // for them. If a crash interrupts it, Open finds the object at its old or
 // its new value, never a mix.
 func (a *Array) Update(i int, val []byte) error {
-	mem, o, err := a.object(i)
-	if err != nil {
-		return err
+	mem := a.r.Bytes()
+	if uint(i) >= uint(a.count) || len(val) != a.size || len(mem) < a.end || a.ro {
+		return a.badUpdate(i, mem, len(val), "value", false)
 	}
-	if len(val) != a.size {
-		return errLen("value", len(val), a.size)
-	}
-	if a.ro {
-		return errReadOnly()
-	}
+	o := a.first + i*a.stride
 	p := unsafe.Pointer(&mem[o])
 	var ok bool
 	switch a.size {
@@ -273,7 +309,10 @@ func (a *Array) Update(i int, val []byte) error {
 	if invariants.Enabled {
 		a.checkStored(mem, o, val)
 	}
-	return a.persist(mem, o)
+	if err := a.r.Persist(mem[o : o+a.nb*8]); err != nil {
+		return errPersist(err)
+	}
+	return nil
 }
 
 // checkStored panics unless the object at o decodes to val at one version
@@ -289,22 +328,16 @@ func (a *Array) checkStored(mem []byte, o int, val []byte) {
 
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 
-func (a *Array) persist(mem []byte, o int) error {
-	if err := a.r.Persist(mem[o : o+a.nb*8]); err != nil {
-		return fmt.Errorf("fam: %w", err)
-	}
-	return nil
-}
+//go:noinline
+func errPersist(err error) error { return fmt.Errorf("fam: %w", err) }
 
 // Read copies the value of object i into dst (exactly Size() bytes).
 func (a *Array) Read(i int, dst []byte) error {
-	mem, o, err := a.object(i)
-	if err != nil {
-		return err
+	mem := a.r.Bytes()
+	if uint(i) >= uint(a.count) || len(dst) != a.size || len(mem) < a.end {
+		return a.badRead(i, mem, len(dst), "buffer", false)
 	}
-	if len(dst) != a.size {
-		return errLen("buffer", len(dst), a.size)
-	}
+	o := a.first + i*a.stride
 	p := unsafe.Pointer(&mem[o])
 	ok := true
 	switch a.size {
@@ -330,16 +363,11 @@ func (a *Array) Read(i int, dst []byte) error {
 
 // Update16 is Update for arrays of 16-byte objects.
 func (a *Array) Update16(i int, v [16]byte) error {
-	if a.size != 16 {
-		return errLen("a [16]byte", 16, a.size)
+	mem := a.r.Bytes()
+	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end || a.ro {
+		return a.badUpdate(i, mem, 16, "a [16]byte", true)
 	}
-	mem, o, err := a.object(i)
-	if err != nil {
-		return err
-	}
-	if a.ro {
-		return errReadOnly()
-	}
+	o := a.first + i*a.stride
 	p := (*[5]uint64)(unsafe.Pointer(&mem[o]))
 	if !update16(p, le32(v[0:]), le32(v[4:]), le32(v[8:]), le32(v[12:])) {
 		return a.mixed(i, versionsOf(p[:]))
@@ -347,23 +375,22 @@ func (a *Array) Update16(i int, v [16]byte) error {
 	if invariants.Enabled {
 		a.checkStored(mem, o, v[:])
 	}
-	return a.persist(mem, o)
+	if err := a.r.Persist(mem[o : o+5*8]); err != nil {
+		return errPersist(err)
+	}
+	return nil
 }
 
 // Read16 is Read for arrays of 16-byte objects.
 func (a *Array) Read16(i int) ([16]byte, error) {
-	var v [16]byte
-	if a.size != 16 {
-		return v, errLen("a [16]byte", 16, a.size)
+	mem := a.r.Bytes()
+	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end {
+		return [16]byte{}, a.badRead(i, mem, 16, "a [16]byte", true)
 	}
-	mem, o, err := a.object(i)
-	if err != nil {
-		return v, err
-	}
-	p := (*[5]uint64)(unsafe.Pointer(&mem[o]))
+	p := (*[5]uint64)(unsafe.Pointer(&mem[a.first+i*a.stride]))
 	v, ok := read16(p)
 	if !ok {
-		return v, a.mixed(i, versionsOf(p[:]))
+		return [16]byte{}, a.mixed(i, versionsOf(p[:]))
 	}
 	return v, nil
 }
@@ -372,16 +399,11 @@ func (a *Array) Read16(i int) ([16]byte, error) {
 // little-endian. (A lone uint64 needs no FAM, an aligned 8-byte store is
 // failure-atomic by itself; this is for values that sit in a FAM array.)
 func (a *Array) UpdateUint64(i int, v uint64) error {
-	if a.size != 8 {
-		return errLen("a uint64", 8, a.size)
+	mem := a.r.Bytes()
+	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end || a.ro {
+		return a.badUpdate(i, mem, 8, "a uint64", true)
 	}
-	mem, o, err := a.object(i)
-	if err != nil {
-		return err
-	}
-	if a.ro {
-		return errReadOnly()
-	}
+	o := a.first + i*a.stride
 	p := (*[3]uint64)(unsafe.Pointer(&mem[o]))
 	if !update8(p, uint32(v), uint32(v>>32)) {
 		return a.mixed(i, versionsOf(p[:]))
@@ -389,19 +411,19 @@ func (a *Array) UpdateUint64(i int, v uint64) error {
 	if invariants.Enabled {
 		a.checkStored(mem, o, binary.LittleEndian.AppendUint64(nil, v))
 	}
-	return a.persist(mem, o)
+	if err := a.r.Persist(mem[o : o+3*8]); err != nil {
+		return errPersist(err)
+	}
+	return nil
 }
 
 // Uint64 is Read for arrays of 8-byte objects.
 func (a *Array) Uint64(i int) (uint64, error) {
-	if a.size != 8 {
-		return 0, errLen("a uint64", 8, a.size)
+	mem := a.r.Bytes()
+	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end {
+		return 0, a.badRead(i, mem, 8, "a uint64", true)
 	}
-	mem, o, err := a.object(i)
-	if err != nil {
-		return 0, err
-	}
-	p := (*[3]uint64)(unsafe.Pointer(&mem[o]))
+	p := (*[3]uint64)(unsafe.Pointer(&mem[a.first+i*a.stride]))
 	v, ok := read8(p)
 	if !ok {
 		return 0, a.mixed(i, versionsOf(p[:]))

@@ -1,9 +1,6 @@
 package fam
 
-import (
-	"encoding/binary"
-	"sync/atomic"
-)
+import "encoding/binary"
 
 // A FAM block (FAMB) is one aligned 8-byte word, always written with a
 // single 8-byte store, so it is either wholly old or wholly new after a
@@ -38,12 +35,9 @@ func blocks(size int) int {
 // 16-byte object is one line (ALGORITHMS.md 5.3, "Alignment").
 func stride(size int) int { return (blocks(size)*8 + 63) &^ 63 }
 
-// The FAMBs are read and written with sync/atomic: on amd64 the load is a
-// plain MOV and the store an XCHG, one aligned 8-byte access the compiler
-// cannot split or merge (the same instruction as persist.Store64, without
-// its per-call slice and alignment checks: arrays check alignment once).
-func load(p *uint64) uint64     { return atomic.LoadUint64(p) }
-func store(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
+// The FAMBs are read and written with load and store (word_64bit.go,
+// word_32bit.go): one aligned 8-byte access each, which the compiler
+// cannot split.
 
 // next is the FAMB that replaces w when the update stores the 31-bit value
 // x at version nv (already shifted into bits 63..62): the current new field
