@@ -159,3 +159,17 @@ func TestMemoryBudget(t *testing.T) {
 		require.NoError(t, os.Remove(out))
 	}
 }
+
+// TestBuffersFitTheInput: a small input under a large budget maps buffers
+// of about its own size, not the budget.
+func TestBuffersFitTheInput(t *testing.T) {
+	dir := t.TempDir()
+	in, inBytes := writeInput(t, dir, GenOptions{Count: 3000}) // 300 KB
+	for _, mode := range []Mode{OnePass, MergePass, EMS} {
+		out := filepath.Join(dir, "out-"+string(mode))
+		rep, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 8 << 30})
+		require.NoError(t, err)
+		requireSorted(t, Gensort, inBytes, out)
+		require.Less(t, rep.BufferBytes, int64(8<<20), "%s: %d bytes of buffers for a 300 KB input", mode, rep.BufferBytes)
+	}
+}

@@ -536,8 +536,9 @@ func (j *job) plan() (Mode, error) {
 	if o.Overlap {
 		nw = 2
 	}
-	wbCap := o.WriteBuffer
 	minWB := max(int64(minWriteBuffer), int64(j.rs))
+	// A write buffer larger than the output would only be mapped.
+	wbCap := min(o.WriteBuffer, max(minWB, j.size))
 	// Go-heap overheads: first-digit counters per reader partition (KLV
 	// partitions are cut by count and by bytes, so up to twice as many),
 	// and each sorter's scratch and digit counters.
@@ -651,6 +652,9 @@ func (j *job) plan() (Mode, error) {
 			}
 			b.runB = b.runN * int64(j.rs)
 			b.runs = int((j.n + b.runN - 1) / b.runN)
+			// No more than one run's records and IndexMap (the merge
+			// shares this buffer; a small input needs no more).
+			b.main = min(b.main, max(b.runB+b.runN*ew+2*slack, int64(b.runs)*int64(minShare)*2))
 		} else {
 			avg := max(1, j.size/j.n)
 			b.runB = room * avg / (avg + ew)
