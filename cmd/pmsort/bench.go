@@ -35,17 +35,20 @@ each timed run, as for GNU sort. -gnu also times
 records; -cold times 'pmsort sort -mode onepass' as a fresh process.`
 
 type benchResult struct {
-	Name    string           `json:"name"`
-	Seconds []float64        `json:"seconds"`
-	Best    float64          `json:"best"`
-	Median  float64          `json:"median"`
-	Spread  float64          `json:"spread"` // max - min
-	GBps    float64          `json:"gbps"`   // bytes / best
-	VsEMS   float64          `json:"vs_ems"` // EMS best / this best (0: no EMS)
-	Valid   int              `json:"valid"`  // outputs validated
-	Report  *sort.Report     `json:"report,omitempty"`
-	Note    string           `json:"note,omitempty"`
-	Phases  []sort.PhaseTime `json:"-"`
+	Name    string    `json:"name"`
+	Seconds []float64 `json:"seconds"`
+	Best    float64   `json:"best"`
+	Median  float64   `json:"median"`
+	Spread  float64   `json:"spread"` // max - min
+	GBps    float64   `json:"gbps"`   // bytes / best
+	VsEMS   float64   `json:"vs_ems"` // EMS best / this best (0: no EMS)
+	// VsGNU, for pmsort on the ASCII records (-gnu): GNU sort's best /
+	// this best.
+	VsGNU  float64          `json:"vs_gnu,omitempty"`
+	Valid  int              `json:"valid"` // outputs validated
+	Report *sort.Report     `json:"report,omitempty"`
+	Note   string           `json:"note,omitempty"`
+	Phases []sort.PhaseTime `json:"-"`
 }
 
 func (r *benchResult) finish(bytes int64) {
@@ -190,10 +193,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			ems = r.Best
 		}
 	}
+	var gnuRes, asciiRes *benchResult
 	for _, r := range results {
 		if ems > 0 {
 			r.VsEMS = ems / r.Best
 		}
+		switch r.Name {
+		case "GNU sort":
+			gnuRes = r
+		case "OnePass-ascii":
+			asciiRes = r
+		}
+	}
+	if gnuRes != nil && asciiRes != nil && asciiRes.Best > 0 {
+		asciiRes.VsGNU = gnuRes.Best / asciiRes.Best
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -216,6 +229,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			r.Name, r.Best, r.Median, r.Spread, r.GBps, vs, runsCol, r.Valid, len(r.Seconds), r.Note)
 	}
 	tw.Flush()
+	if asciiRes != nil && asciiRes.VsGNU > 0 {
+		fmt.Fprintf(stdout, "\nOnePass on the ASCII records: %.2fx GNU sort's speed (best runs), %.2fx (medians).\n",
+			asciiRes.VsGNU, gnuRes.Median/asciiRes.Median)
+	}
 	fmt.Fprintf(stdout, "\nEvery output was validated: in order, %s records and checksum %s, the input's.\n",
 		inSum.Records, inSum.Checksum.Hex())
 	fmt.Fprintln(stdout)

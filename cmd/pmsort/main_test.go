@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -307,6 +308,22 @@ func TestBenchSmall(t *testing.T) {
 	code, _, msg = pmsort(t, "bench", "-n", "20000", "-runs", "1", "-dir", dir, "-tmp", filepath.Join(dir, "missing"))
 	require.Equal(t, 2, code, msg)
 	require.Contains(t, msg, "-tmp")
+	left, _ := os.ReadDir(dir)
+	require.Empty(t, left)
+}
+
+// TestBenchGNU: -gnu times GNU sort on the ASCII records and pmsort on the
+// same file, validates both and gives the ratio.
+func TestBenchGNU(t *testing.T) {
+	if _, err := exec.LookPath("sort"); err != nil {
+		t.Skip("no sort(1) on PATH")
+	}
+	dir := t.TempDir()
+	code, stdout, msg := pmsort(t, "bench", "-n", "5000", "-runs", "1", "-dir", dir, "-modes", "onepass", "-gnu")
+	require.Equal(t, 0, code, msg)
+	require.Contains(t, stdout, "GNU sort")
+	require.Regexp(t, `OnePass on the ASCII records: [0-9.]+x GNU sort's speed`, stdout)
+	require.NotContains(t, stdout, "0/1")
 	left, _ := os.ReadDir(dir)
 	require.Empty(t, left)
 }
