@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	stdsort "sort"
@@ -80,40 +82,77 @@ func BenchmarkIndexSort(b *testing.B) {
 }
 
 // BenchmarkGather: assembling the output records of sorted entries from
-// the input image (value-only gather), bucketed by pointer, split among
-// the readers by source range and prefetched (what the sorter does), vs in
-// key order.
+// the input (value-only gather), bucketed by pointer, split among the
+// readers by source range and prefetched (what the sorter does), vs in key
+// order. The input is n records either in a file mapped the way the sorter
+// maps its input (src=file: a tmpfs file under $BRAID_BENCH_DIR, default
+// /dev/shm — 4 KiB pages, a page walk per random read) or in DRAM
+// allocated as the sorter allocates its own buffers (src=dram: transparent
+// huge pages where the system grants them, as for EMS's run buffer).
 func BenchmarkGather(b *testing.B) {
-	const n = 1_000_000
-	img, _, err := GenerateBytes(GenOptions{Count: n})
-	if err != nil {
-		b.Fatal(err)
-	}
-	l := newLayout(10, 5, false)
-	idx := make([]uint64, n*l.w)
-	x := indexer{l: l, readers: 2, sorters: 2}
-	if err := x.build(context.Background(), &source{src: img, rs: 100, n: n}, idx, nil); err != nil {
-		b.Fatal(err)
-	}
-	buf := make([]byte, n*100)
-	for _, readers := range []int{1, 2} {
-		j := &job{s: &Sorter{pools: Pools{Readers: readers}}, ctx: context.Background(), l: l, rs: 100}
-		e := &emitter{j: j, src: img, order: make([]uint64, n)}
-		b.Run(fmt.Sprintf("bucketed/readers=%d", readers), func(b *testing.B) {
-			b.SetBytes(n * 100)
-			for b.Loop() {
-				if err := e.gatherFixed(buf, idx, n); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-	b.Run("key-order/readers=1", func(b *testing.B) {
-		b.SetBytes(n * 100)
-		for b.Loop() {
-			gatherKeyOrder(buf, idx, 0, n, img, &l, 100)
+	for _, n := range []int64{1_000_000, 10_000_000} {
+		img, _, err := GenerateBytes(GenOptions{Count: uint64(n)})
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		l := newLayout(10, 5, false)
+		idx := make([]uint64, n*int64(l.w))
+		x := indexer{l: l, readers: 2, sorters: 2}
+		if err := x.build(context.Background(), &source{src: img, rs: 100, n: n}, idx, nil); err != nil {
+			b.Fatal(err)
+		}
+		dir := os.Getenv("BRAID_BENCH_DIR")
+		if dir == "" {
+			dir = "/dev/shm"
+		}
+		path := filepath.Join(dir, fmt.Sprintf("braid-gather-bench-%d", os.Getpid()))
+		if err := os.WriteFile(path, img, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		m, err := openMapped(path)
+		os.Remove(path) // the mapping keeps the pages
+		if err != nil {
+			b.Fatal(err)
+		}
+		var dram []byte
+		if _, err := buffer(&dram, int64(len(img))); err != nil {
+			b.Fatal(err)
+		}
+		copy(dram, img)
+		img = nil
+		// At most 1 M records per chunk, as a 100 MB write buffer would.
+		const chunk = 1_000_000
+		buf := make([]byte, chunk*100)
+		for _, src := range []struct {
+			name string
+			b    []byte
+		}{{"file", m.bytes()}, {"dram", dram}} {
+			for _, readers := range []int{1, 2} {
+				j := &job{s: &Sorter{pools: Pools{Readers: readers}}, ctx: context.Background(), l: l, rs: 100}
+				e := &emitter{j: j, src: src.b, order: make([]uint64, chunk)}
+				b.Run(fmt.Sprintf("bucketed/src=%s/readers=%d/n=%d", src.name, readers, n), func(b *testing.B) {
+					b.SetBytes(n * 100)
+					for b.Loop() {
+						for c := int64(0); c < n; c += chunk {
+							if err := e.gatherFixed(buf, idx[c*int64(l.w):], min(chunk, n-c)); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+				})
+			}
+			b.Run(fmt.Sprintf("key-order/src=%s/readers=1/n=%d", src.name, n), func(b *testing.B) {
+				b.SetBytes(n * 100)
+				for b.Loop() {
+					for c := int64(0); c < n; c += chunk {
+						gatherKeyOrder(buf, idx[c*int64(l.w):], 0, min(chunk, n-c), src.b, &l, 100)
+					}
+				}
+			})
+		}
+		m.close()
+		freeBuffer(&dram)
+	}
 }
 
 func runtimeGC() { runtime.GC(); debug.FreeOSMemory() }
