@@ -127,7 +127,9 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if st, err := os.Stat(*in); err == nil {
 			bar = progressbar.NewOptions64(st.Size(),
 				progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sorting"),
-				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100_000_000),
+				// No rate: the output advances a write buffer (up to
+				// 256 MiB) at a time, so an instantaneous rate is noise.
+				progressbar.OptionThrottle(100_000_000),
 				progressbar.OptionClearOnFinish())
 			o.Progress = func(done, total int64) { _ = bar.Set64(done) }
 		}
