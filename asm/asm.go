@@ -84,6 +84,10 @@ func Prefetch(p unsafe.Pointer) { prefetch(p) }
 // nothing.
 func CopyNT(dst, src unsafe.Pointer, n int) { copyNT(dst, src, n) }
 
+// CopyNTFence is CopyNT followed by SFence in one call: a durable
+// streaming copy (of the whole words of dst; see CopyNT for its edges).
+func CopyNTFence(dst, src unsafe.Pointer, n int) { copyNTFence(dst, src, n) }
+
 // PopCount returns the number of set bits in the n bytes at p (0 when
 // n <= 0), with the POPCNT instruction where the CPU has it — also when the
 // program is built for a baseline (GOAMD64=v1) where math/bits must test

@@ -61,16 +61,14 @@ func ntPath() string {
 	return "sse2"
 }
 
-func copyNT(dst, src unsafe.Pointer, n int) {
-	switch {
-	case useAVX512:
-		copyNTAVX512(dst, src, n)
-	case useAVX2:
-		copyNTAVX2(dst, src, n)
-	default:
-		copyNTSSE2(dst, src, n)
-	}
-}
+// copyNT dispatches on useAVX512 and useAVX2 in assembly; copyNTFence is
+// copyNT followed by SFENCE.
+//
+//go:noescape
+func copyNT(dst, src unsafe.Pointer, n int)
+
+//go:noescape
+func copyNTFence(dst, src unsafe.Pointer, n int)
 
 func fillNT(dst unsafe.Pointer, c byte, n int) {
 	switch {

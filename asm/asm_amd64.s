@@ -102,6 +102,38 @@ TEXT ·prefetch(SB), NOSPLIT, $0-8
 	PREFETCHT0 (AX)
 	RET
 
+// func copyNT(dst, src unsafe.Pointer, n int)
+//
+// The dispatcher of the streaming copy: a tail jump to the widest
+// variant (the variants take the same arguments and have no frame), so a
+// Go caller pays one call, not a Go switch frame and then the call.
+TEXT ·copyNT(SB), NOSPLIT, $0-24
+	CMPB ·useAVX512(SB), $0
+	JNE avx512
+	CMPB ·useAVX2(SB), $0
+	JNE avx2
+	JMP ·copyNTSSE2(SB)
+
+avx512:
+	JMP ·copyNTAVX512(SB)
+
+avx2:
+	JMP ·copyNTAVX2(SB)
+
+// func copyNTFence(dst, src unsafe.Pointer, n int)
+//
+// copyNT then SFENCE: a durable streaming copy in one call from Go.
+TEXT ·copyNTFence(SB), NOSPLIT, $24-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), BX
+	MOVQ n+16(FP), CX
+	MOVQ AX, 0(SP)
+	MOVQ BX, 8(SP)
+	MOVQ CX, 16(SP)
+	CALL ·copyNT(SB)
+	SFENCE
+	RET
+
 // func copyNTSSE2(dst, src unsafe.Pointer, n int)
 TEXT ·copyNTSSE2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI

@@ -2,6 +2,8 @@
 
 package asm
 
+import "testing"
+
 // archCopies lists every instruction-set variant this CPU can run, so each
 // is tested whatever the dispatcher would pick.
 func archCopies() map[string]copyFunc {
@@ -24,4 +26,29 @@ func archFills() map[string]fillFunc {
 		m["AVX512"] = fillNTAVX512
 	}
 	return m
+}
+
+// TestDispatch runs CopyNT and CopyNTFence with every instruction set this
+// CPU has selected in turn: the assembly dispatcher must reach each one.
+func TestDispatch(t *testing.T) {
+	defer func(a512, a2 bool) { useAVX512, useAVX2 = a512, a2 }(useAVX512, useAVX2)
+	for _, c := range []struct {
+		a512, a2 bool
+		path     string
+	}{{false, false, "sse2"}, {false, HasAVX2, "avx2"}, {HasAVX512, HasAVX2, "avx512"}} {
+		if (c.path == "avx2" && !HasAVX2) || (c.path == "avx512" && !HasAVX512) {
+			continue
+		}
+		useAVX512, useAVX2 = c.a512, c.a2
+		if NTPath() != c.path {
+			t.Fatalf("NTPath %s, want %s", NTPath(), c.path)
+		}
+		for _, n := range cutoffs {
+			for _, off := range []int{0, 1, 8, 24, 40, 63} {
+				checkCopy(t, CopyNT, off, off/3, n, 4)
+				checkCopy(t, CopyNTFence, off, off/3, n, 5)
+				checkFill(t, FillNT, off, n, 0x3c)
+			}
+		}
+	}
 }

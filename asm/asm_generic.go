@@ -33,4 +33,9 @@ func popCount(p unsafe.Pointer, n int) int { return popCountGeneric(p, n) }
 
 func copyNT(dst, src unsafe.Pointer, n int) { copyGeneric(dst, src, n) }
 
+func copyNTFence(dst, src unsafe.Pointer, n int) {
+	copyGeneric(dst, src, n)
+	sfence()
+}
+
 func fillNT(dst unsafe.Pointer, c byte, n int) { fillGeneric(dst, c, n) }

@@ -58,7 +58,7 @@ func ptr(b []byte, off int) unsafe.Pointer {
 }
 
 func allCopies() map[string]copyFunc {
-	m := map[string]copyFunc{"CopyNT": CopyNT}
+	m := map[string]copyFunc{"CopyNT": CopyNT, "CopyNTFence": CopyNTFence}
 	for k, v := range archCopies() {
 		m[k] = v
 	}
@@ -131,6 +131,7 @@ func TestFlushKeepsContents(t *testing.T) {
 	}
 	if HasCLWB {
 		flushes["CLWB"] = FlushCLWB
+		flushes["PersistCLWB"] = PersistCLWB
 	}
 	if HasCLFLUSHOPT {
 		flushes["CLFLUSHOPT"] = FlushCLFLUSHOPT
