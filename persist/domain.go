@@ -56,7 +56,8 @@ func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, erro
 		}
 	}
 	r := newRegion(mem, mode, c, Info{Mapping: "simulated", Volatile: true})
-	r.kind, r.dom = kSim, d
+	// Every flush, stream and fence must reach d: no inline fast path.
+	r.kind, r.dom, r.fastNT = kSim, d, false
 	return r, nil
 }
 

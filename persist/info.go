@@ -95,6 +95,7 @@ func newRegion(mem []byte, mode Mode, c config, info Info) *Region {
 			r.kind = kCLFLUSH
 		}
 	}
+	r.fastNT = r.kind <= kEADR && !r.ntOff
 	info.Size = len(mem)
 	info.Mode = mode
 	if mode == ModeFlush {
@@ -109,11 +110,16 @@ func newRegion(mem []byte, mode Mode, c config, info Info) *Region {
 	return r
 }
 
+// eadrGlob names the files in which Linux says where each NVDIMM region's
+// persistence domain ends.
+const eadrGlob = "/sys/bus/nd/devices/region*/persistence_domain"
+
 // platformEADR reports whether every NVDIMM region the kernel knows has its
 // persistence domain in the CPU caches (Linux: persistence_domain reads
-// "cpu_cache"). It is false when there are none.
-func platformEADR() bool {
-	files, _ := filepath.Glob("/sys/bus/nd/devices/region*/persistence_domain")
+// "cpu_cache"; "memory_controller" is ADR, where lines must be flushed).
+// It is false when there are none. glob is eadrGlob, or a test's tree.
+func platformEADR(glob string) bool {
+	files, _ := filepath.Glob(glob)
 	if len(files) == 0 {
 		return false
 	}

@@ -22,6 +22,10 @@ type osMapping struct {
 
 var pageSize = os.Getpagesize()
 
+// fallocate is unix.Fallocate; the tests replace it to make a full file
+// system on demand.
+var fallocate = unix.Fallocate
+
 // Map maps the file at path. With Options.Create it is created (Size bytes,
 // preallocated, pre-faulted, and the file and its directory synced so the
 // empty file itself survives a crash). The kernel is asked for MAP_SYNC
@@ -31,11 +35,27 @@ var pageSize = os.Getpagesize()
 // (Options.ForcePMem or BRAID_FORCE_PMEM=1).
 //
 // A mapped file that shrinks, or a sparse file on a full file system, makes
-// stores fault with SIGBUS. Map preallocates the files it creates or opens
-// for writing (unless Options.Sparse); for files that other programs may
-// truncate, call debug.SetPanicOnFault(true) in the goroutine that touches
-// the memory and recover, so the fault becomes a panic you can turn into an
-// error instead of a crash.
+// loads and stores fault with SIGBUS, which kills the program. Map
+// preallocates the files it creates, opens for writing or grows (unless
+// Options.Sparse), so a full disk is an error here, never a fault later.
+// For files that other programs may truncate, turn the fault into a panic
+// in the goroutine that touches the memory, and the panic into an error:
+//
+//	func read(b []byte, i int) (v byte, err error) {
+//		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+//		defer func() {
+//			switch p := recover().(type) {
+//			case nil:
+//			case runtime.Error: // a fault's has an Addr() uintptr method
+//				err = fmt.Errorf("offset %d: %w", i, p)
+//			default:
+//				panic(p)
+//			}
+//		}()
+//		return b[i], nil
+//	}
+//
+// TestTruncatedFileFaultBecomesError runs this.
 func Map(path string, opts *Options) (*Region, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path", ErrInvalid)
@@ -110,7 +130,7 @@ func Map(path string, opts *Options) (*Region, error) {
 
 	prealloc := false
 	if !o.ReadOnly && !o.Sparse {
-		if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err == nil {
+		if err := fallocate(int(f.Fd()), 0, 0, size); err == nil {
 			prealloc = true
 		} else if !errors.Is(err, unix.EOPNOTSUPP) {
 			return fail(fmt.Errorf("persist: preallocate %d bytes for %s: %w", size, path, err))
@@ -148,7 +168,7 @@ func Map(path string, opts *Options) (*Region, error) {
 	switch {
 	case pmem:
 		info.Mapping = "dax"
-		info.EADR = platformEADR()
+		info.EADR = platformEADR(eadrGlob)
 		mode = ModeFlush
 		if c.fenceOnly || info.EADR {
 			mode = ModeEADR
@@ -321,7 +341,7 @@ func (r *Region) Grow(size int) error {
 			return fmt.Errorf("persist: grow %s: %w", r.info.Path, err)
 		}
 		if !r.os.sparse {
-			err := unix.Fallocate(int(f.Fd()), 0, int64(r.size), int64(size-r.size))
+			err := fallocate(int(f.Fd()), 0, int64(r.size), int64(size-r.size))
 			if err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
 				f.Truncate(int64(r.size))
 				return fmt.Errorf("persist: preallocate %s to %d bytes: %w", r.info.Path, size, err)

@@ -56,6 +56,7 @@ type Region struct {
 	mode     Mode
 	ntMin    int
 	ntOff    bool // no streaming stores in this build
+	fastNT   bool // Copy's inline streaming path applies: a flush or eADR kind, streaming stores in the build
 	readOnly bool
 	closed   atomic.Bool
 	dom      Domain
@@ -258,17 +259,19 @@ func pageSpan(off, n int) (lo, hi int) {
 // later Drain; with NoFlush nothing is flushed either. src may be anywhere,
 // even overlap dst (then ordinary stores are used).
 func (r *Region) Copy(dst, src []byte, flags Flags) error {
-	// The common case: a durable streaming copy to whole words on the
-	// CLWB path, checked inline and done in two assembly calls.
+	// The common case: a streaming copy to whole words (nothing to flush
+	// at the edges) on a flush or eADR region, checked inline and done in
+	// one assembly call, the fence included.
 	n := len(src)
-	if r.kind == kCLWB && flags&^(NonTemporal|NoDrain) == 0 && (n >= r.ntMin || flags&NonTemporal != 0) && len(dst) >= n {
+	if r.fastNT && flags&^(NonTemporal|NoDrain) == 0 && (n >= r.ntMin || flags&NonTemporal != 0) && len(dst) >= n {
 		d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
 		off := uintptr(d) - r.base
 		if off < uintptr(r.size) && uintptr(n) <= uintptr(r.size)-off && (uintptr(d)|uintptr(n))&7 == 0 &&
-			!r.readOnly && !r.closed.Load() && !overlap(d, s, n) && n > 0 && !r.ntOff {
-			asm.CopyNT(d, s, n)
+			!r.readOnly && !r.closed.Load() && !overlap(d, s, n) {
 			if flags&NoDrain == 0 {
-				asm.SFence()
+				asm.CopyNTFence(d, s, n)
+			} else {
+				asm.CopyNT(d, s, n)
 			}
 			return nil
 		}

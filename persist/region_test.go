@@ -413,6 +413,12 @@ func TestSimulatedReports(t *testing.T) {
 	require.NoError(t, r.Copy(mem[3:3+100], make([]byte, 100), 0))
 	require.Equal(t, []string{"stream", "0008", "0088", "flush", "0003", "0001", "flush", "0102", "0001", "fence"}, d.ops)
 	d.ops = nil
+	// Whole words, aligned: what the hardware path copies inline, and
+	// still every stream and fence reported.
+	require.NoError(t, r.Copy(mem[256:256+128], make([]byte, 128), 0))
+	require.NoError(t, r.Copy(mem[512:512+64], make([]byte, 64), persist.NoDrain))
+	require.Equal(t, []string{"stream", "0256", "0128", "fence", "stream", "0512", "0064"}, d.ops)
+	d.ops = nil
 	require.NoError(t, r.Copy(mem[64:64+8], []byte("12345678"), persist.NoDrain))
 	require.Equal(t, []string{"flush", "0064", "0008"}, d.ops)
 	d.ops = nil
