@@ -6,21 +6,25 @@
 // what would survive a power failure. A Flush captures its lines as they are
 // at that moment (a store made after the flush is not covered by it); a
 // streaming copy captures only the words it wrote; a fence makes what was
-// captured durable. Stores are not intercepted: at a crash point the
-// simulator compares live and media and finds every dirty 8-byte word.
+// captured durable, in every region of the test (fences are global). In
+// eADR mode (persist.ModeEADR) a fence makes every store so far durable; in
+// msync mode (persist.ModeMsync) a Flush syncs the whole pages of its range:
+// it captures them and fences. Stores are not intercepted: at a crash point
+// the simulator compares live and media and finds every dirty 8-byte word.
 //
 // At each crash point the simulator builds crash images: each dirty word,
 // and each captured value still in flight, may or may not have reached
 // media (8-byte aligned words never tear; with Config.LineAtomic whole lines
-// never tear). When the combinations are few they are all checked, else a
-// seeded choice: nothing survived, everything survived, each word alone
-// lost, each word alone survived, then random subsets. Every image becomes
-// fresh simulated regions on which the user's check runs recovery and
-// compares the result with what the workload acknowledged. Some images also
-// get crashes injected into their recovery: a recovery must survive its own
-// crash. A failure is shrunk to the fewest surviving words and reported
-// with the seed, the fence number, the source line of that fence, the words
-// that survived, and a command line that replays exactly that image.
+// never tear). When the combinations are at most Config.MaxImages they are
+// all checked, else a seeded choice: nothing survived, everything survived,
+// each word alone lost, each word alone survived, then random subsets. Every
+// image becomes fresh simulated regions on which the user's check runs
+// recovery and compares the result with what the workload acknowledged.
+// Some images also get crashes injected into their recovery: a recovery
+// must survive its own crash. A failure is shrunk to the fewest surviving
+// words and reported with the seed, the fence number, the source line of
+// that fence, the words that survived, and a command line that replays
+// exactly that image, once.
 //
 // Crash points: every fence (or the k-th, a seeded sample, or the first of
 // every distinct call stack), operation boundaries (Run.Boundary and
@@ -65,8 +69,10 @@
 // 3. Write a check that recovers from the image and compares with what the
 // workload acknowledged. It runs synchronously inside the workload's fence,
 // so it sees the workload's variables as they were at the crash. Return an
-// error describing any violation. Do not keep the image's regions after the
-// check returns.
+// error describing any violation. The check is also called from inside
+// itself: the fences its recovery issues are crash points too (the images
+// of a crash during recovery, Image.InRecovery), so keep its state in local
+// variables. Do not keep the image's regions after the check returns.
 //
 //	check := func(img *crash.Image) error {
 //		l, err := mylog.Open(img.Region("log")) // recovery
@@ -81,21 +87,32 @@
 //		return nil
 //	}
 //
-// 4. Run it:
+// 4. Run it in a test:
 //
-//	crash.Test(t, crash.Config{Regions: []crash.Spec{{Name: "log", Size: 64 << 10}}}, workload, check)
+//	func TestLog(t *testing.T) {
+//		crash.Test(t, crash.Config{Regions: []crash.Spec{{Name: "log", Size: 64 << 10}}}, workload, check)
+//	}
+//
+// go test -v shows what was checked and the findings, for example
+//
+//	crash: 7 fences, 8 crash points, 24 images, 0 recovery crash points, 0 recovery images in 2ms (15526 images/s), 0 failures
+//	  redundant flush x1 at mylog/log.go:25 (mylog.Create): log [0, 8): nothing new to write back
 //
 // 5. Prove the test has teeth: build a deliberately broken variant (drop a
-// flush, swap two persists) and assert that crash.Check reports a failure.
+// flush, swap two persists) and assert that crash.Check reports a failure
+// (Report.Failed). crash.Test on it prints what a user would see:
 //
-// A failing test prints something like:
-//
-//	crash: check failed after a crash at fence 2 at mylog/log.go:88 (mylog.(*Log).Append)
-//	  image 1 of 32 (exhaustive), seed 0
+//	crash: check failed after a crash at fence 2 at mylog/log.go:64 (mylog.(*Log).Append)
+//	  image 1 of 8 (exhaustive), seed 0
 //	  survived (reached media beyond the last fence): 1 words
 //	    log+0x0: 0x0000000000000000 -> 0x0000000000000001
-//	  check: 1 entries acknowledged, 0 recovered
-//	  replay: (cd /src/mylog && BRAID_CRASH_REPLAY='seq=2 image=1' go test -run '^TestLog$' -v .)
+//	  check: entry 0 recovered as ""
+//	  replay: (cd /src/mylog && BRAID_CRASH_REPLAY='seq=2 image=1 keep=0:1 test=TestLogBroken call=1' go test -count=1 -run '^TestLogBroken$' -v .)
+//
+// The replay line runs that test again, with the same -race and -tags; the
+// crash test it names checks that one image, as shown (after shrinking),
+// and no other (the report says "replay of ..."); other crash tests of the
+// test run in full. Put a breakpoint or a print in the check and run it.
 //
 // What is not explored: a word stored several times between two flushes
 // is only considered with its media value, the values captured by flushes
@@ -109,8 +126,12 @@
 //
 // # Cost
 //
-// Images of regions under 4 MiB are copies; larger ones are copy-on-write
-// mappings (Linux), so an image costs what its recovery touches. Finding
-// the dirty words costs one comparison of live and media per crash point.
-// See the README for images/s and the cost per crash point by region size.
+// Regions under 1 MiB are Go memory and their images copies. Larger ones
+// (on Linux) live in a memfd: the workload's memory is a private mapping of
+// the media file, each image another one, so an image costs what its
+// recovery touches, and the kernel's page tables (/proc/self/pagemap) tell
+// which pages the workload wrote, so a crash point compares only those
+// with media, not the whole region. The workload's regions are unmapped
+// when Check returns: do not keep their Bytes. See the README for images/s
+// and the cost per crash point by region size.
 package crash

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +19,12 @@ import (
 )
 
 // ReplayEnv is the environment variable that replays one failing crash
-// image: "seq=N image=I" (and "rseq=R rimage=J" for a crash during
-// recovery). Failures print the exact command line.
+// image: "seq=N image=I" names the crash point and the image there,
+// "keep=K:C,..." the surviving units exactly as the failure was reported
+// (after shrinking), "rseq=R rimage=J" a crash during recovery, and
+// "test=NAME call=C" the Test call it belongs to (other calls run
+// normally). Failures print the exact command line; Failure.ReplayKey
+// holds the value.
 const ReplayEnv = "BRAID_CRASH_REPLAY"
 
 // Run is the workload's view of the simulated machine.
@@ -96,6 +101,7 @@ func (w *Run) Fences() int {
 type Image struct {
 	m          *machine
 	point      Point
+	stack      *stackAt // where point's site comes from while the check runs
 	index      int
 	inRecovery bool
 }
@@ -107,7 +113,12 @@ func (img *Image) Region(name string) *persist.Region { return img.m.region(name
 
 // Point is where the crash happened (for a crash during recovery: where
 // in the recovery).
-func (img *Image) Point() Point { return img.point }
+func (img *Image) Point() Point {
+	if img.point.Site == "" && img.stack != nil {
+		img.point.Site, img.point.Func = img.stack.site()
+	}
+	return img.point
+}
 
 // Index is the image's number at its crash point.
 func (img *Image) Index() int { return img.index }
@@ -161,7 +172,12 @@ type Failure struct {
 	// NotDurable lists words written but not durable at a durability point.
 	NotDurable []Word
 	Err        error // what the check returned
-	Replay     string
+	// Replay is the command line that replays exactly this image (Test
+	// only): the check runs once, on the image as reported.
+	Replay string
+	// ReplayKey is the ReplayEnv value that replays this image (with
+	// Check: set the variable and call Check again).
+	ReplayKey string
 }
 
 // Summary is a one-line description.
@@ -237,6 +253,9 @@ type Report struct {
 	Elapsed        time.Duration
 	Failures       []*Failure
 	Findings       []Finding
+	// Replayed is the ReplayEnv value this run replayed ("" for a full
+	// run).
+	Replayed string
 }
 
 // Failed reports whether any failure was found.
@@ -250,6 +269,9 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "crash: %d fences, %d crash points, %d images, %d recovery crash points, %d recovery images in %v (%.0f images/s), %d failures",
 		r.Fences, r.Points, r.Images, r.RecoveryPoints, r.RecoveryImages, r.Elapsed.Round(time.Millisecond), rate, len(r.Failures))
+	if r.Replayed != "" {
+		fmt.Fprintf(&b, " (replay of %s)", r.Replayed)
+	}
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "\n  %s x%d at %s (%s): %s", f.Kind, f.Count, f.Site, f.Func, f.Detail)
 	}
@@ -257,18 +279,49 @@ func (r *Report) String() string {
 }
 
 // replay is a parsed ReplayEnv.
-type replay struct{ seq, image, rseq, rimage int }
+type replay struct {
+	seq, image, rseq, rimage int
+	keep                     [][2]int // unit, candidate; nil: choose image by its number
+	test                     string   // the Test it belongs to ("" for Check)
+	call                     int
+}
 
 func parseReplay(s string) (*replay, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
+	bad := func(why string) error {
+		return fmt.Errorf("%w: %s=%q: %s (want seq=N image=I [keep=K:C,...] [rseq=R rimage=J] [test=NAME call=C])", ErrConfig, ReplayEnv, s, why)
+	}
 	r := &replay{image: -1, rimage: -1}
 	for _, f := range strings.Fields(s) {
 		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, bad(fmt.Sprintf("%q is not key=value", f))
+		}
+		switch k {
+		case "test":
+			r.test = v
+			continue
+		case "keep":
+			r.keep = [][2]int{}
+			if v == "" {
+				continue
+			}
+			for _, kc := range strings.Split(v, ",") {
+				a, b, ok := strings.Cut(kc, ":")
+				u, err1 := strconv.Atoi(a)
+				c, err2 := strconv.Atoi(b)
+				if !ok || err1 != nil || err2 != nil || u < 0 || c < 1 {
+					return nil, bad(fmt.Sprintf("keep entry %q: want unit:candidate", kc))
+				}
+				r.keep = append(r.keep, [2]int{u, c})
+			}
+			continue
+		}
 		n, err := strconv.Atoi(v)
-		if !ok || err != nil || n < 0 {
-			return nil, fmt.Errorf("%w: %s=%q: want seq=N image=I [rseq=R rimage=J]", ErrConfig, ReplayEnv, s)
+		if err != nil || n < 0 {
+			return nil, bad(fmt.Sprintf("%s=%q is not a number", k, v))
 		}
 		switch k {
 		case "seq":
@@ -279,14 +332,53 @@ func parseReplay(s string) (*replay, error) {
 			r.rseq = n
 		case "rimage":
 			r.rimage = n
+		case "call":
+			r.call = n
 		default:
-			return nil, fmt.Errorf("%w: %s: unknown key %q", ErrConfig, ReplayEnv, k)
+			return nil, bad(fmt.Sprintf("unknown key %q", k))
 		}
 	}
 	if r.seq == 0 {
-		return nil, fmt.Errorf("%w: %s=%q needs seq=N", ErrConfig, ReplayEnv, s)
+		return nil, bad("seq=N is missing")
 	}
 	return r, nil
+}
+
+// replayKey is the ReplayEnv value of image i at crash point seq, with
+// the units of choice that survived.
+func replayKey(seq, image int, choice []int, rseq, rimage int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seq=%d image=%d keep=", seq, image)
+	sep := ""
+	for k, c := range choice {
+		if c != 0 {
+			fmt.Fprintf(&b, "%s%d:%d", sep, k, c)
+			sep = ","
+		}
+	}
+	if rseq > 0 {
+		fmt.Fprintf(&b, " rseq=%d rimage=%d", rseq, rimage)
+	}
+	return b.String()
+}
+
+// apply sets choice to the replayed survivors, checking they fit plan.
+func (r *replay) apply(plan *imagePlan, choice []int) error {
+	clear(choice)
+	for _, kc := range r.keep {
+		if kc[0] >= len(plan.units) || kc[1] >= plan.units[kc[0]].n {
+			return fmt.Errorf("%s: keep=%d:%d does not exist at crash point seq=%d (%d units): the code or the test changed since the failure was printed", ReplayEnv, kc[0], kc[1], r.seq, len(plan.units))
+		}
+		choice[kc[0]] = kc[1]
+	}
+	return nil
+}
+
+// testScope is the Test call a crash test runs in.
+type testScope struct {
+	name string
+	call int
+	cmd  func(key string) string
 }
 
 // state is one crash test.
@@ -301,9 +393,10 @@ type state struct {
 	stacks    map[uint64]struct{}
 	replay    *replay
 	findings  map[[2]string]*Finding
-	replayFn  func(seq, image, rseq, rimage int) string
+	scope     *testScope
 	inImage   int // > 0 while a check runs: its findings are not the workload's
 	replayHit bool
+	replayErr error
 }
 
 func (st *state) finding(kind string, skip int, detail string) {
@@ -327,19 +420,36 @@ func (st *state) fail(f *Failure) {
 }
 
 // Test runs a crash test and fails t on every failure found; it logs the
-// summary and findings. See Check.
+// summary and findings. See Check. Each failure carries a command line
+// that replays exactly the image reported, once: it sets ReplayEnv, and
+// names this test and this call of Test within it, so other crash tests
+// run normally.
 func Test(t testing.TB, cfg Config, workload func(*Run) error, check func(*Image) error) *Report {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(1)
-	dir := filepath.Dir(file)
-	run := "^" + strings.ReplaceAll(regexpQuote(t.Name()), "/", "$/^") + "$"
-	rep, err := check0(cfg, workload, check, func(seq, image, rseq, rimage int) string {
-		r := fmt.Sprintf("seq=%d image=%d", seq, image)
-		if rseq > 0 {
-			r += fmt.Sprintf(" rseq=%d rimage=%d", rseq, rimage)
-		}
-		return fmt.Sprintf("(cd %s && %s='%s' go test -run '%s' -v .)", dir, ReplayEnv, r, run)
-	})
+	name := t.Name()
+	testCalls.Lock()
+	testCalls.n[name]++
+	call := testCalls.n[name]
+	testCalls.Unlock()
+	if call == 1 {
+		t.Cleanup(func() {
+			testCalls.Lock()
+			delete(testCalls.n, name)
+			testCalls.Unlock()
+		})
+	}
+	dir, err := os.Getwd() // go test runs a test in its package's directory
+	if err != nil {
+		_, file, _, _ := runtime.Caller(1)
+		dir = filepath.Dir(file)
+	}
+	run := "^" + strings.ReplaceAll(regexpQuote(name), "/", "$/^") + "$"
+	flags := buildFlags()
+	scope := &testScope{name: name, call: call, cmd: func(key string) string {
+		env := fmt.Sprintf("%s test=%s call=%d", key, name, call)
+		return fmt.Sprintf("(cd %s && %s=%s go test -count=1%s -run %s -v .)", shellQuote(dir), ReplayEnv, shellQuote(env), flags, shellQuote(run))
+	}}
+	rep, err := check0(cfg, workload, check, scope)
 	if rep != nil {
 		for _, f := range rep.Failures {
 			t.Error(f.Error())
@@ -350,6 +460,38 @@ func Test(t testing.TB, cfg Config, workload func(*Run) error, check func(*Image
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// testCalls counts the calls of Test in each running test.
+var testCalls = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+// buildFlags are the go test flags that change what the simulator does
+// (purego changes which copies stream), as this test binary was built.
+func buildFlags() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var out string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "-race" && s.Value == "true":
+			out += " -race"
+		case s.Key == "-tags" && s.Value != "":
+			out += " -tags " + shellQuote(s.Value)
+		}
+	}
+	return out
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func regexpQuote(s string) string {
@@ -379,7 +521,7 @@ func Check(cfg Config, workload func(*Run) error, check func(*Image) error) (*Re
 	return check0(cfg, workload, check, nil)
 }
 
-func check0(cfg Config, workload func(*Run) error, check func(*Image) error, replayFn func(seq, image, rseq, rimage int) string) (*Report, error) {
+func check0(cfg Config, workload func(*Run) error, check func(*Image) error, scope *testScope) (*Report, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -388,9 +530,15 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, rep
 		return nil, fmt.Errorf("%w: nil workload or check", ErrConfig)
 	}
 	st := &state{cfg: c, check: check, report: &Report{}, stacks: map[uint64]struct{}{},
-		findings: map[[2]string]*Finding{}, replayFn: replayFn}
+		findings: map[[2]string]*Finding{}, scope: scope}
 	if st.replay, err = parseReplay(os.Getenv(ReplayEnv)); err != nil {
 		return nil, err
+	}
+	if r := st.replay; r != nil && r.test != "" && (scope == nil || r.test != scope.name || r.call != scope.call) {
+		st.replay = nil // the replay is for another crash test
+	}
+	if st.replay != nil {
+		st.report.Replayed = os.Getenv(ReplayEnv)
 	}
 	start := time.Now()
 
@@ -400,7 +548,9 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, rep
 		if err != nil {
 			return nil, err
 		}
-		if err := runWorkload(m, workload); err != nil {
+		err = runWorkload(m, workload)
+		m.close()
+		if err != nil {
 			return nil, fmt.Errorf("crash: workload (counting run): %w", err)
 		}
 		st.sample = sampleFences(m.fences, c.SampleFences, c.Seed)
@@ -419,6 +569,9 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, rep
 	}
 	rep := st.report
 	rep.Fences = m.fences
+	if st.replayErr != nil && werr == nil {
+		werr = st.replayErr
+	}
 	if st.replay != nil && !st.replayHit && werr == nil {
 		werr = fmt.Errorf("%s: crash point seq=%d image=%d was not reached (the run had %d events): the code or the test changed since the failure was printed", ReplayEnv, st.replay.seq, st.replay.image, st.events)
 	}
@@ -436,9 +589,7 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, rep
 		}
 		return a.Site < b.Site
 	})
-	for _, s := range m.regions {
-		s.store.close()
-	}
+	m.close()
 	if werr != nil {
 		return rep, fmt.Errorf("crash: workload: %w", werr)
 	}
@@ -448,23 +599,46 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, rep
 func (st *state) newWorkloadMachine() (*machine, error) {
 	m := newMachine(st, 0, true)
 	for i, spec := range st.cfg.Regions {
-		store, live, media, err := newStore(spec.Size)
+		store, live, media, track, err := newStore(spec.Size)
 		if err != nil {
+			m.close()
 			return nil, err
 		}
 		if spec.Garbage {
+			// Into media: where live is a mapping of media it shows
+			// the garbage without a page of it counting as written.
 			rng := rand.New(rand.NewPCG(st.cfg.Seed, uint64(i)+1))
-			w := words(live)
+			w := words(media)
 			for j := range w {
 				w[j] = rng.Uint64()
 			}
-			copy(media, live)
+			if _, ok := store.(*copyStore); ok {
+				copy(live, media)
+			}
 		}
-		if _, err := m.addRegion(spec, live, media, store); err != nil {
+		s, err := m.addRegion(spec, live, media, store)
+		if err != nil {
+			store.close()
+			if track != nil {
+				track.close()
+			}
+			m.close()
 			return nil, err
 		}
+		s.track = track
 	}
 	return m, nil
+}
+
+// close releases the memory of the machine's regions.
+func (m *machine) close() {
+	for _, s := range m.regions {
+		s.store.close()
+		if s.track != nil {
+			s.track.close()
+			s.track = nil
+		}
+	}
 }
 
 func runWorkload(m *machine, workload func(*Run) error) (err error) {
@@ -513,6 +687,7 @@ func (st *state) checkPoint(m *machine, pt Point) {
 	plan := newPlan(units, pool, maxImages, st.cfg.Seed, pt.Seq)
 	choice := make([]int, len(units))
 	for i := 0; i < plan.count; i++ {
+		exact := false // the replay of a reported (shrunk) image
 		if st.replay != nil {
 			want := st.replay.image
 			if m.depth > 0 {
@@ -522,17 +697,25 @@ func (st *state) checkPoint(m *machine, pt Point) {
 				continue
 			}
 		}
-		if st.replay != nil && m.depth == 0 {
-			st.replayHit = true
-		}
 		plan.choose(i, choice)
 		nested := m.depth == 0 && st.cfg.RecoveryCrashes > 0 && nestedImage(i, plan.count, st.cfg.RecoveryCrashes)
 		if st.replay != nil && m.depth == 0 {
+			st.replayHit = true
 			nested = st.replay.rseq > 0
+			if st.replay.keep != nil {
+				if err := st.replay.apply(plan, choice); err != nil {
+					st.replayErr, st.stopped = err, true
+					return
+				}
+				exact = true
+			}
 		}
 		err := st.runImage(m, pt, plan, i, choice, nested)
 		if err == nil {
 			continue
+		}
+		if pt.Site == "" {
+			pt.Site, pt.Func = m.stack.site()
 		}
 		if m.depth > 0 {
 			// Report to the recovery's image; stop crashing this recovery.
@@ -543,17 +726,20 @@ func (st *state) checkPoint(m *machine, pt Point) {
 		f := &Failure{Point: pt, Image: i, Images: plan.count, Exhaustive: plan.exhaustive, Seed: st.cfg.Seed, Err: err}
 		var ne *errNested
 		if errors.As(err, &ne) {
+			// Not shrunk: the crash inside the recovery depends on
+			// what the recovery found.
 			f.Recovery, f.RecoveryImage, f.RecoverySurvived, f.Err = ne.f.Recovery, ne.f.RecoveryImage, ne.f.RecoverySurvived, ne.f.Err
-			f.Survived = survived(plan, choice)
-		} else {
-			f.Survived = survived(plan, st.shrink(m, pt, plan, i, choice))
+		} else if !exact {
+			choice = st.shrink(m, pt, plan, i, choice)
 		}
-		if st.replayFn != nil {
-			rseq := 0
-			if f.Recovery != nil {
-				rseq = f.Recovery.Seq
-			}
-			f.Replay = st.replayFn(pt.Seq, i, rseq, f.RecoveryImage)
+		f.Survived = survived(plan, choice)
+		rseq := 0
+		if f.Recovery != nil {
+			rseq = f.Recovery.Seq
+		}
+		f.ReplayKey = replayKey(pt.Seq, i, choice, rseq, f.RecoveryImage)
+		if st.scope != nil {
+			f.Replay = st.scope.cmd(f.ReplayKey)
 		}
 		st.fail(f)
 		return
@@ -571,22 +757,28 @@ func nestedImage(i, count, n int) bool {
 }
 
 // shrink greedily resets surviving units to their media value while the
-// check still fails.
+// check still fails, pass after pass until no unit can go: every unit
+// left is needed for the failure.
 func (st *state) shrink(m *machine, pt Point, plan *imagePlan, i int, choice []int) []int {
 	c := append([]int(nil), choice...)
 	if st.cfg.NoShrink {
 		return c
 	}
 	budget := 4096
-	for k := range c {
-		if c[k] == 0 || budget == 0 {
-			continue
-		}
-		budget--
-		old := c[k]
-		c[k] = 0
-		if st.runImage(m, pt, plan, i, c, false) == nil {
-			c[k] = old
+	for changed := true; changed && budget > 0; {
+		changed = false
+		for k := range c {
+			if c[k] == 0 || budget == 0 {
+				continue
+			}
+			budget--
+			old := c[k]
+			c[k] = 0
+			if st.runImage(m, pt, plan, i, c, false) == nil {
+				c[k] = old
+			} else {
+				changed = true
+			}
 		}
 	}
 	return c
@@ -619,9 +811,7 @@ func (st *state) runImage(m *machine, pt Point, plan *imagePlan, i int, choice [
 				s.store.put(bufs[k])
 			}
 		}
-		for _, s := range im.regions {
-			s.store.close()
-		}
+		im.close()
 	}()
 	for k, s := range m.regions {
 		buf, err := s.store.get()
@@ -640,21 +830,40 @@ func (st *state) runImage(m *machine, pt Point, plan *imagePlan, i int, choice [
 		}
 	}
 	for k, s := range m.regions {
-		var store imageStore = nopStore{}
-		var media []byte
-		if nested {
-			media = make([]byte, len(bufs[k]))
-			copy(media, bufs[k])
-			store = &copyStore{media: media}
+		if !nested {
+			if _, err := im.addRegion(s.spec, bufs[k], nil, nopStore{}); err != nil {
+				return err
+			}
+			continue
 		}
-		if _, err := im.addRegion(s.spec, bufs[k], media, store); err != nil {
+		// The image is crashed again: its media is another image of
+		// the same crash, and what it keeps beyond s's media is told
+		// to the overlay.
+		media, err := s.store.get()
+		if err != nil {
+			return fmt.Errorf("crash: materialize image: %w", err)
+		}
+		ov := &overlayStore{base: s.store, media: media}
+		mw := words(media)
+		for j, u := range plan.units {
+			if u.reg == s && choice[j] != 0 {
+				for w := u.word; w < u.word+u.nw; w++ {
+					mw[w] = bw[k][w]
+					ov.wrote(w)
+				}
+			}
+		}
+		r, err := im.addRegion(s.spec, bufs[k], media, ov)
+		if err != nil {
+			ov.close()
 			return err
 		}
+		r.overlay = ov
 	}
 	if nested {
 		im.nestedBudget = 1
 	}
-	img := &Image{m: im, point: pt, index: i, inRecovery: m.depth > 0}
+	img := &Image{m: im, point: pt, stack: &m.stack, index: i, inRecovery: m.depth > 0}
 	if m.depth == 0 {
 		st.report.Images++
 	} else {

@@ -1,8 +1,13 @@
 package crash_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -316,6 +321,232 @@ func TestGarbageIsSeeded(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	os.Unsetenv(crash.ReplayEnv)
+	if os.Getenv("BRAID_CRASH_TARGET") == "" {
+		// This package's tests set the variable themselves.
+		os.Unsetenv(crash.ReplayEnv)
+	}
 	os.Exit(m.Run())
+}
+
+// TestReplayExact replays a reported failure from its ReplayKey: the check
+// runs once, on the image as reported (shrunk), and fails the same way.
+func TestReplayExact(t *testing.T) {
+	v := suite()[0]
+	wl, ck := v.build(true)
+	rep, err := crash.Check(v.cfg, wl, ck)
+	require.NoError(t, err)
+	require.True(t, rep.Failed())
+	f := rep.Failures[0]
+	require.Contains(t, f.ReplayKey, "keep=")
+
+	t.Setenv(crash.ReplayEnv, f.ReplayKey)
+	wl, ck = v.build(true)
+	calls := 0
+	again, err := crash.Check(v.cfg, wl, func(img *crash.Image) error { calls++; return ck(img) })
+	require.NoError(t, err)
+	require.Equal(t, 1, calls, "an exact replay checks the reported image only")
+	require.Equal(t, f.Summary(), again.Failures[0].Summary())
+	require.Equal(t, f.Survived, again.Failures[0].Survived)
+
+	// A replay whose survivors do not exist any more is an error.
+	t.Setenv(crash.ReplayEnv, fmt.Sprintf("seq=%d image=%d keep=99:1", f.Point.Seq, f.Image))
+	_, err = crash.Check(v.cfg, wl, ck)
+	require.ErrorContains(t, err, "does not exist")
+	// A replay for another Test call leaves Check alone.
+	t.Setenv(crash.ReplayEnv, f.ReplayKey+" test=TestSomethingElse call=1")
+	all, err := crash.Check(v.cfg, wl, ck)
+	require.NoError(t, err)
+	require.Greater(t, all.Images, 1)
+	for _, bad := range []string{"seq=2 image=1 keep=0", "seq=2 keep=a:1", "seq=2 oops", "seq=2 color=3"} {
+		t.Setenv(crash.ReplayEnv, bad)
+		_, err = crash.Check(v.cfg, wl, ck)
+		require.ErrorIs(t, err, crash.ErrConfig, bad)
+	}
+}
+
+// TestReplayTarget is run by TestReplayCommand in a child process: two
+// crash tests in one test, the second broken.
+func TestReplayTarget(t *testing.T) {
+	if os.Getenv("BRAID_CRASH_TARGET") == "" {
+		t.Skip("run by TestReplayCommand")
+	}
+	v := suite()[1] // missing fence between data and commit flag
+	wl, ck := v.build(false)
+	crash.Test(t, v.cfg, wl, ck)
+	wl, ck = v.build(true)
+	crash.Test(t, v.cfg, wl, ck)
+}
+
+// TestReplayCommand runs the replay line a failure prints, as a user
+// would paste it (with this test binary in place of go test): it must
+// check that one image once and fail the same way, and leave the other
+// crash test of the same test alone.
+func TestReplayCommand(t *testing.T) {
+	if os.Getenv("BRAID_CRASH_TARGET") != "" {
+		t.Skip("in the child")
+	}
+	run := func(env ...string) string {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestReplayTarget$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), append([]string{"BRAID_CRASH_TARGET=1"}, env...)...)
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "the target fails:\n%s", out)
+		return string(out)
+	}
+	first := run()
+	re := regexp.MustCompile(`replay: \(cd (\S+) && ` + crash.ReplayEnv + `='([^']*)' go test -count=1[^(]* -run '(\S+)' -v \.\)`)
+	m := re.FindStringSubmatch(first)
+	require.NotNil(t, m, "no replay line in:\n%s", first)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.Equal(t, wd, m[1])
+	require.Equal(t, "^TestReplayTarget$", m[3])
+	require.Contains(t, m[2], "test=TestReplayTarget call=2")
+
+	second := run(crash.ReplayEnv + "=" + m[2])
+	failure := func(out string) string {
+		i := strings.Index(out, "crash: check failed")
+		require.GreaterOrEqual(t, i, 0, out)
+		j := strings.Index(out[i:], "replay:")
+		return out[i : i+j]
+	}
+	require.Equal(t, failure(first), failure(second))
+	require.Contains(t, second, "1 crash points, 1 images", "the replay checks one image:\n%s", second)
+	require.Equal(t, strings.Count(first, "0 failures"), strings.Count(second, "0 failures"), "the first crash test runs in full both times")
+	require.Contains(t, second, "13 crash points, 80 images", "the first crash test runs in full:\n%s", second)
+	t.Logf("replayed %s", m[2])
+}
+
+// TestShrinkFewest: the reported image keeps only the words the failure
+// needs, also when a unit becomes removable only after a later one went.
+func TestShrinkFewest(t *testing.T) {
+	cfg := crash.Config{Regions: region("r", 4096), Points: crash.AtEnd, MaxImages: 2, RecoveryCrashes: -1}
+	rep, err := crash.Check(cfg, func(w *crash.Run) error {
+		b := w.Region("r").Bytes()
+		put(b, 0, 1) // A
+		put(b, 8, 2) // B
+		put(b, 16, 3)
+		return nil // C
+	}, func(img *crash.Image) error {
+		b := img.Region("r").Bytes()
+		a, bb, c := u64(b, 0) != 0, u64(b, 8) != 0, u64(b, 16) != 0
+		if a && !c || a && bb && c {
+			return errors.New("A survived")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, rep.Failed())
+	f := rep.Failures[0]
+	require.Equal(t, 1, f.Image, "everything survived fails first")
+	require.Equal(t, []crash.Word{{Region: "r", Off: 0, Media: 0, Value: 1}}, f.Survived)
+}
+
+// TestStreamingCapturesOnlyItsWords: a streaming copy into a line makes
+// only the words it wrote durable at the fence; a flush of the same line
+// takes the whole line, an ordinary store next to the copy included.
+func TestStreamingCapturesOnlyItsWords(t *testing.T) {
+	for _, temporal := range []bool{false, true} {
+		cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: 4096, Options: &persist.Options{MovntThreshold: 8}}}, Points: crash.AtEnd}
+		var src [56]byte
+		for k := 0; k < 7; k++ {
+			le.PutUint64(src[8*k:], uint64(k)+1)
+		}
+		lost := 0
+		rep, err := crash.Check(cfg, func(w *crash.Run) error {
+			r := w.Region("r")
+			b := r.Bytes()
+			put(b, 56, 99) // an ordinary store to the copy's line
+			var fl persist.Flags
+			if temporal {
+				fl = persist.Temporal
+			}
+			return r.Copy(b[0:56], src[:], fl)
+		}, func(img *crash.Image) error {
+			b := img.Region("r").Bytes()
+			if string(b[0:56]) != string(src[:]) {
+				return fmt.Errorf("copied words not durable after the fence: % x", b[0:56])
+			}
+			if u64(b, 56) == 0 {
+				lost++
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		require.False(t, rep.Failed(), "%v", rep.Failures)
+		if temporal {
+			require.Zero(t, lost, "the flush of the line took the word stored next to the copy")
+		} else {
+			require.NotZero(t, lost, "the streaming copy must not make the word next to it durable")
+		}
+	}
+}
+
+// TestImageIsolation: what a check writes into one image never shows in
+// another, for copied images and for copy-on-write images of a large
+// region, and in the images of crashes during recovery.
+func TestImageIsolation(t *testing.T) {
+	for _, size := range []int{64 << 10, 8 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			t.Parallel()
+			dirty := []int{0, 4096 + 8, size / 2, size - 8}
+			scribble := []int{64, 8192, size/2 + 8, size - 4096, dirty[1]}
+			special := map[int]bool{}
+			for _, o := range append(append([]int(nil), dirty...), scribble...) {
+				special[o] = true
+			}
+			var offs []int
+			for o := range special {
+				offs = append(offs, o)
+			}
+			slices.Sort(offs)
+			zero := make([]byte, size)
+			cfg := crash.Config{Regions: region("r", size), Points: crash.AtEnd | crash.AtFences, RecoveryCrashes: 4}
+			var images, nested int
+			rep, err := crash.Check(cfg, func(w *crash.Run) error {
+				r := w.Region("r")
+				b := r.Bytes()
+				for i, o := range dirty {
+					put(b, o, uint64(i)+1)
+				}
+				return r.Persist(b[0:8]) // one word durable, the others dirty
+			}, func(img *crash.Image) error {
+				r := img.Region("r")
+				b := r.Bytes()
+				images++
+				if img.InRecovery() {
+					nested++
+				}
+				prev := 0
+				for _, o := range offs {
+					if !bytes.Equal(b[prev:o], zero[prev:o]) {
+						return fmt.Errorf("image %d: bytes [%d, %d) are not what the workload left", img.Index(), prev, o)
+					}
+					v := u64(b, o)
+					ok := v == 0
+					if i := slices.Index(dirty, o); i >= 0 {
+						ok = ok || v == uint64(i)+1
+					}
+					if slices.Contains(scribble, o) && img.InRecovery() {
+						ok = ok || v == 0xbad0bad0bad0bad0
+					}
+					if !ok {
+						return fmt.Errorf("image %d (in recovery %v): word at %d is %#x", img.Index(), img.InRecovery(), o, v)
+					}
+					prev = o + 8
+				}
+				if !bytes.Equal(b[prev:], zero[prev:]) {
+					return fmt.Errorf("image %d: the tail is not what the workload left", img.Index())
+				}
+				for _, o := range scribble {
+					put(b, o, 0xbad0bad0bad0bad0)
+				}
+				return r.Persist(b[scribble[0] : scribble[0]+8]) // a fence: a crash point in recovery
+			})
+			require.NoError(t, err)
+			require.False(t, rep.Failed(), "%v", rep.Failures)
+			require.Greater(t, images, 8)
+			require.NotZero(t, nested)
+			t.Log(rep)
+		})
+	}
 }

@@ -31,6 +31,8 @@ type machine struct {
 	// the first failure found in it.
 	nestedBudget int
 	nestedErr    *Failure
+
+	stack stackAt // of the crash point being checked
 }
 
 // simRegion is one simulated region: the memory the program sees (live),
@@ -50,6 +52,8 @@ type simRegion struct {
 	event    int32
 	closed   bool
 	store    imageStore
+	overlay  *overlayStore // when media is an overlay: told of every media write
+	track    dirtyTracker  // when set: the pages of live that may differ from media
 }
 
 // capture is one 8-byte word flushed or streamed and not yet fenced, with
@@ -150,12 +154,37 @@ func (s *simRegion) Flush(off, n int) {
 	lo := off &^ 63
 	hi := min((off+n+63)&^63, len(s.live))
 	useful := false
-	for line := lo; line < hi; line += 64 {
+	flushLine := func(line int) {
 		s.event++
 		for w := line / 8; w < line/8+8 && w < len(s.liveW); w++ {
 			if s.captureWord(w, s.event) {
 				useful = true
 			}
+		}
+	}
+	if hi-lo < bigFlush {
+		for line := lo; line < hi; line += 64 {
+			flushLine(line)
+		}
+	} else {
+		// Only a word that differs from media or is in flight can add
+		// anything: visit the lines holding one, in order.
+		var lines []int
+		s.dirtyPages(lo, hi, func(p, end int) {
+			for w := p / 8; w < end/8; w++ {
+				if s.liveW[w] != s.mediaW[w] && (len(lines) == 0 || lines[len(lines)-1] != w&^7) {
+					lines = append(lines, w&^7)
+				}
+			}
+		})
+		for _, c := range s.pend {
+			if w := int(c.word); w >= lo/8 && w < hi/8 {
+				lines = append(lines, w&^7)
+			}
+		}
+		sort.Ints(lines)
+		for _, l := range slicesCompact(lines) {
+			flushLine(8 * l)
 		}
 	}
 	if !useful {
@@ -197,25 +226,105 @@ func (s *simRegion) Fence() {
 }
 
 func (m *machine) applyFence(skip int) {
+	any := false
 	if m.run.cfg.Mode == persist.ModeEADR {
+		// Every store so far is durable. Pages equal to media are
+		// skipped with one comparison (and stay untouched in a
+		// copy-on-write media).
 		for _, r := range m.regions {
-			copy(r.media, r.live)
+			if r.syncMedia() {
+				any = true
+			}
 			r.clearPending()
+		}
+		if !any {
+			m.run.finding(KindRedundantFence, skip+1, "nothing stored since the previous fence")
 		}
 		return
 	}
-	any := false
 	for _, r := range m.regions {
 		if len(r.pend) > 0 {
 			any = true
 		}
 		for _, c := range r.pend {
 			r.mediaW[c.word] = c.val
+			if r.overlay != nil {
+				r.overlay.wrote(int(c.word))
+			}
 		}
 		r.clearPending()
 	}
 	if !any {
 		m.run.finding(KindRedundantFence, skip+1, "nothing flushed since the previous fence")
+	}
+}
+
+// syncMedia makes media equal to live and reports whether anything
+// changed.
+func (s *simRegion) syncMedia() bool {
+	changed := false
+	s.dirtyPages(0, len(s.live), func(p, end int) {
+		changed = true
+		for w := p / 8; w < end/8; w++ {
+			if s.liveW[w] != s.mediaW[w] {
+				s.mediaW[w] = s.liveW[w]
+				if s.overlay != nil {
+					s.overlay.wrote(w)
+				}
+			}
+		}
+	})
+	return changed
+}
+
+// bigFlush is the flush size from which Flush visits only the lines
+// that hold something to write back (a variable for tests).
+var bigFlush = 64 << 10
+
+// dirtyPages calls fn, in ascending order, with every page of [from, to)
+// where live differs from media (clipped to [from, to); from and to are
+// multiples of 8). With a tracker only the pages the workload wrote are
+// compared, else all of them, one comparison each.
+func (s *simRegion) dirtyPages(from, to int, fn func(p, end int)) {
+	scan := func(lo, hi int) {
+		lo, hi = max(lo, from&^(pageSize-1)), min(hi, to)
+		for p := lo; p < hi; p += pageSize {
+			end := min(p+pageSize, len(s.live))
+			if !bytes.Equal(s.live[p:end], s.media[p:end]) {
+				fn(max(p, from), min(end, to))
+			}
+		}
+	}
+	if s.track != nil {
+		if err := s.track.written(scan); err == nil {
+			if invariants.Enabled {
+				s.checkTracker()
+			}
+			return
+		}
+		// The kernel stopped telling: compare everything from now on.
+		s.track.close()
+		s.track = nil
+	}
+	scan(from, to)
+}
+
+// checkTracker verifies that no page the tracker left out differs.
+func (s *simRegion) checkTracker() {
+	listed := make([]bool, (len(s.live)+pageSize-1)/pageSize)
+	if s.track.written(func(lo, hi int) {
+		for p := lo; p < hi; p += pageSize {
+			listed[p/pageSize] = true
+		}
+	}) != nil {
+		return
+	}
+	for i, ok := range listed {
+		p := i * pageSize
+		end := min(p+pageSize, len(s.live))
+		if !ok && !bytes.Equal(s.live[p:end], s.media[p:end]) {
+			panic(fmt.Sprintf("crash: region %q: page at %d differs from media but was not listed as written", s.spec.Name, p))
+		}
 	}
 }
 
@@ -264,18 +373,27 @@ func (s *simRegion) Close() error {
 // dirtyWords lists up to max words that differ from media or are in
 // flight; the last one's More counts the words left out.
 func (s *simRegion) dirtyWords(max int) []Word {
-	var out []Word
-	n := 0
-	for w := range s.liveW {
-		if s.liveW[w] != s.mediaW[w] || s.pending(w) {
-			n++
-			if len(out) < max {
-				out = append(out, Word{Region: s.spec.Name, Off: 8 * w, Media: s.mediaW[w], Value: s.liveW[w]})
+	var ws []int
+	s.dirtyPages(0, len(s.live), func(p, end int) {
+		for w := p / 8; w < end/8; w++ {
+			if s.liveW[w] != s.mediaW[w] {
+				ws = append(ws, w)
 			}
 		}
+	})
+	for _, c := range s.pend {
+		if s.liveW[c.word] == s.mediaW[c.word] {
+			ws = append(ws, int(c.word)) // in flight, on a clean page
+		}
 	}
-	if n > len(out) && len(out) > 0 {
-		out[len(out)-1].More = n - len(out)
+	sort.Ints(ws)
+	ws = slicesCompact(ws)
+	var out []Word
+	for _, w := range ws[:min(max, len(ws))] {
+		out = append(out, Word{Region: s.spec.Name, Off: 8 * w, Media: s.mediaW[w], Value: s.liveW[w]})
+	}
+	if len(ws) > len(out) && len(out) > 0 {
+		out[len(out)-1].More = len(ws) - len(out)
 	}
 	return out
 }
@@ -353,7 +471,8 @@ func (m *machine) collectUnits(pool []uint64, units []unit) ([]uint64, []unit) {
 
 // dirtyUnits lists, in order, the first word of every unit (word, or line
 // when step is 8) that differs from media or has captures in flight. Pages
-// equal to media are skipped with one comparison each.
+// equal to media are skipped with one comparison each, or not looked at
+// when the tracker says the workload never wrote them.
 func (s *simRegion) dirtyUnits(caps []capture, step int) []int {
 	var out []int
 	last := -1
@@ -371,19 +490,14 @@ func (s *simRegion) dirtyUnits(caps []capture, step int) []int {
 			ci++
 		}
 	}
-	const page = 4096
-	for p := 0; p < len(s.live); p += page {
-		end := min(p+page, len(s.live))
-		if bytes.Equal(s.live[p:end], s.media[p:end]) {
-			continue
-		}
+	s.dirtyPages(0, len(s.live), func(p, end int) {
 		for w := p / 8; w < end/8; w++ {
 			if s.liveW[w] != s.mediaW[w] {
 				flushCaps(w)
 				add(w)
 			}
 		}
-	}
+	})
 	flushCaps(len(s.liveW))
 	if len(out) > 1 && !sort.IntsAreSorted(out) {
 		// Captures of clean words came after dirty words of later pages.

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // Kinds of crash points.
@@ -53,26 +54,71 @@ var seedHash = maphash.MakeSeed()
 func callSite(skip int) (site, fn string, stack uint64) {
 	var pcs [48]uintptr
 	n := runtime.Callers(skip+1, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
+	site, fn = siteOf(pcs[:n])
+	return site, fn, stackHash(pcs[:n])
+}
+
+func stackHash(pcs []uintptr) uint64 {
 	var h maphash.Hash
 	h.SetSeed(seedHash)
-	for {
-		f, more := frames.Next()
-		var buf [8]byte
+	var buf [8]byte
+	for _, pc := range pcs {
 		for i := range buf {
-			buf[i] = byte(f.PC >> (8 * i))
+			buf[i] = byte(pc >> (8 * i))
 		}
 		h.Write(buf[:])
-		if site == "" && !internalFrame(f.Function) {
-			site = fmt.Sprintf("%s:%d", shortFile(f.File), f.Line)
-			fn = shortFunc(f.Function)
-		}
+	}
+	return h.Sum64()
+}
+
+// frameInfo is one frame of a program counter (several when calls were
+// inlined there), resolved once per program counter.
+type frameInfo struct {
+	internal bool
+	site, fn string
+}
+
+var pcFrames sync.Map // uintptr -> []frameInfo
+
+func framesOf(pc uintptr) []frameInfo {
+	if v, ok := pcFrames.Load(pc); ok {
+		return v.([]frameInfo)
+	}
+	var out []frameInfo
+	frames := runtime.CallersFrames([]uintptr{pc})
+	for {
+		f, more := frames.Next()
+		out = append(out, frameInfo{internal: internalFrame(f.Function), site: fmt.Sprintf("%s:%d", shortFile(f.File), f.Line), fn: shortFunc(f.Function)})
 		if !more {
 			break
 		}
 	}
-	return site, fn, h.Sum64()
+	pcFrames.Store(pc, out)
+	return out
 }
+
+// siteOf is the first frame of pcs outside persist and this package.
+func siteOf(pcs []uintptr) (site, fn string) {
+	for _, pc := range pcs {
+		for _, f := range framesOf(pc) {
+			if !f.internal {
+				return f.site, f.fn
+			}
+		}
+	}
+	return "", ""
+}
+
+// stackAt is the call stack of a crash point, resolved into a site only
+// when someone looks (a failure, Image.Point).
+type stackAt struct {
+	pcs [48]uintptr
+	n   int
+}
+
+func (s *stackAt) capture(skip int) { s.n = runtime.Callers(skip+1, s.pcs[:]) }
+
+func (s *stackAt) site() (site, fn string) { return siteOf(s.pcs[:s.n]) }
 
 const modulePath = "github.com/braid-pm/braid/"
 
@@ -117,7 +163,7 @@ func (m *machine) crashPoint(pt Point, skip int) {
 		return
 	}
 	if pt.Site == "" {
-		pt.Site, pt.Func, _ = callSite(skip + 1)
+		m.stack.capture(skip + 1)
 	}
 	st.checkPoint(m, pt)
 }
@@ -155,12 +201,13 @@ func (m *machine) selected(pt *Point, skip int) bool {
 			return false
 		}
 		if cfg.PerStack {
-			site, fn, h := callSite(skip + 1)
+			m.stack.capture(skip + 1)
+			h := stackHash(m.stack.pcs[:m.stack.n])
 			if _, seen := st.stacks[h]; seen {
 				return false
 			}
 			st.stacks[h] = struct{}{}
-			pt.Site, pt.Func = site, fn
+			pt.Site, pt.Func = m.stack.site()
 		}
 		return true
 	case KindBoundary, KindDurable:

@@ -2,7 +2,7 @@
 
 package crash
 
-func newStore(size int) (imageStore, []byte, []byte, error) {
+func newStore(size int) (imageStore, []byte, []byte, dirtyTracker, error) {
 	s, live, media := newCopyStore(size)
-	return s, live, media, nil
+	return s, live, media, nil, nil
 }
