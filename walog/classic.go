@@ -37,8 +37,10 @@ func (l *Log) writeClassic(seq uint64, p []byte, more bool) (uint64, error) {
 	if l.eN+fp <= len(l.stage) {
 		e := l.stage[l.eN : l.eN+fp]
 		binary.LittleEndian.PutUint64(e[8:], seq)
+		// Zero the last data word (its padding) and the commit word, then
+		// copy the data over them.
+		fillWords(e[(16+n)&^7:], 0)
 		copy(e[16:], p)
-		clear(e[16+n:])
 		w0 := uint64(lf)
 		if !l.noChecksum {
 			w0 |= uint64(crcUpdate(lf, e[8:16+n])) << 32

@@ -44,8 +44,10 @@ func (l *Log) writePop(seq uint64, p []byte, more bool) error {
 		e := l.stage[l.eN : l.eN+fp]
 		binary.LittleEndian.PutUint64(e, uint64(lf))
 		binary.LittleEndian.PutUint64(e[8:], seq)
+		// Zero the words that hold the end of the data, the checksum and
+		// the padding (at most two), then copy the data over them.
+		fillWords(e[(16+n)&^7:], 0)
 		copy(e[16:], p)
-		clear(e[16+n:])
 		if !l.noChecksum {
 			binary.LittleEndian.PutUint32(e[16+n:], crcUpdate(lf, e[8:16+n]))
 		}
