@@ -71,11 +71,15 @@ func (w *Run) Durable(label string) {
 		}
 		if len(dirty) > 0 {
 			site, fn, _ := callSite(2)
-			st.fail(&Failure{
+			f := &Failure{
 				Point:      Point{Seq: st.events + 1, Kind: KindDurable, Label: label, Fence: m.fences, Site: site, Func: fn},
 				NotDurable: dirty,
 				Err:        fmt.Errorf("written but not durable at durability point %q: %s", label, describeWords(dirty)),
-			})
+			}
+			if st.scope != nil {
+				f.Replay = st.scope.cmd("") // the run is deterministic: run it again
+			}
+			st.fail(f)
 		}
 	}
 	m.crashPoint(Point{Kind: KindDurable, Label: label}, 2)
@@ -196,6 +200,9 @@ func (f *Failure) Error() string {
 	var b strings.Builder
 	if f.NotDurable != nil {
 		fmt.Fprintf(&b, "crash: at %s: %v\n", f.Point, f.Err)
+		if f.Replay != "" {
+			fmt.Fprintf(&b, "  rerun: %s\n", f.Replay)
+		}
 		return b.String()
 	}
 	mode := "sampled"
@@ -446,6 +453,9 @@ func Test(t testing.TB, cfg Config, workload func(*Run) error, check func(*Image
 	run := "^" + strings.ReplaceAll(regexpQuote(name), "/", "$/^") + "$"
 	flags := buildFlags()
 	scope := &testScope{name: name, call: call, cmd: func(key string) string {
+		if key == "" {
+			return fmt.Sprintf("(cd %s && go test -count=1%s -run %s -v .)", shellQuote(dir), flags, shellQuote(run))
+		}
 		env := fmt.Sprintf("%s test=%s call=%d", key, name, call)
 		return fmt.Sprintf("(cd %s && %s=%s go test -count=1%s -run %s -v .)", shellQuote(dir), ReplayEnv, shellQuote(env), flags, shellQuote(run))
 	}}

@@ -264,6 +264,22 @@ func TestFailureMessage(t *testing.T) {
 		require.Contains(t, msg, want)
 	}
 	t.Log(msg)
+
+	// Data not durable at a durability point: where, which words, and
+	// the command that runs the test again.
+	for _, v := range suite() {
+		if v.name == "last store of an operation never made durable" {
+			wl, ck := v.build(true)
+			ft := &fakeT{TB: t}
+			crash.Test(ft, v.cfg, wl, ck)
+			require.True(t, ft.failed)
+			msg := ft.msgs.String()
+			for _, want := range []string{`at durable "op returned" (after fence 1) at crash/suite_test.go:`, "written but not durable", "r+0x0: 0x0000000000000000 -> 0x0000000000000001", "rerun: (cd ", "go test -count=1"} {
+				require.Contains(t, msg, want)
+			}
+			t.Log(msg)
+		}
+	}
 }
 
 type fakeT struct {
@@ -549,4 +565,47 @@ func TestImageIsolation(t *testing.T) {
 			t.Log(rep)
 		})
 	}
+}
+
+// TestSampling: beyond MaxImages the images are sampled — nothing
+// survived, everything survived, each word alone lost and alone survived,
+// then seeded random subsets — the same for the same seed, different for
+// another; within the bound every combination is checked once.
+func TestSampling(t *testing.T) {
+	images := func(seed uint64, words, max int) []uint64 {
+		var out []uint64
+		cfg := crash.Config{Regions: region("r", 4096), Points: crash.AtEnd, MaxImages: max, Seed: seed, RecoveryCrashes: -1}
+		_, err := crash.Check(cfg, func(w *crash.Run) error {
+			b := w.Region("r").Bytes()
+			for i := 0; i < words; i++ {
+				put(b, 8*i, 1)
+			}
+			return nil
+		}, func(img *crash.Image) error {
+			b := img.Region("r").Bytes()
+			var mask uint64
+			for i := 0; i < words; i++ {
+				mask |= u64(b, 8*i) << i
+			}
+			out = append(out, mask)
+			return nil
+		})
+		require.NoError(t, err)
+		return out
+	}
+	a, b, c := images(1, 40, 96), images(1, 40, 96), images(2, 40, 96)
+	require.Len(t, a, 96)
+	require.Equal(t, a, b, "the same seed samples the same images")
+	require.NotEqual(t, a, c, "another seed samples other images")
+	all := uint64(1)<<40 - 1
+	require.Equal(t, []uint64{0, all, all &^ 1, 1, all &^ 2, 2}, a[:6])
+	require.Equal(t, a[:82], c[:82], "the systematic images do not depend on the seed")
+
+	ex := images(1, 6, 96)
+	require.Len(t, ex, 64, "2^6 combinations, all checked")
+	seen := map[uint64]bool{}
+	for _, m := range ex {
+		seen[m] = true
+	}
+	require.Len(t, seen, 64)
 }

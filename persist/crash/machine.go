@@ -296,9 +296,20 @@ func (s *simRegion) dirtyPages(from, to int, fn func(p, end int)) {
 		}
 	}
 	if s.track != nil {
-		if err := s.track.written(scan); err == nil {
+		listed := 0
+		if err := s.track.written(func(lo, hi int) {
+			listed += hi - lo
+			scan(lo, hi)
+		}); err == nil {
 			if invariants.Enabled {
 				s.checkTracker()
+			}
+			if 2*listed > len(s.live) {
+				// The workload has written most pages, and a written
+				// page stays listed: comparing them all is cheaper
+				// than asking the kernel first.
+				s.track.close()
+				s.track = nil
 			}
 			return
 		}
