@@ -373,6 +373,27 @@ func TestReplayExact(t *testing.T) {
 	all, err := crash.Check(v.cfg, wl, ck)
 	require.NoError(t, err)
 	require.Greater(t, all.Images, 1)
+	// A crash during recovery replays as the outer image and the image
+	// of the recovery's crash: two checks.
+	for _, v := range suite() {
+		if v.name != "recovery that breaks if it crashes itself" {
+			continue
+		}
+		t.Setenv(crash.ReplayEnv, "")
+		wl, ck := v.build(true)
+		rep, err := crash.Check(v.cfg, wl, ck)
+		require.NoError(t, err)
+		f := rep.Failures[0]
+		require.NotNil(t, f.Recovery)
+		require.Contains(t, f.ReplayKey, " rseq=")
+		t.Setenv(crash.ReplayEnv, f.ReplayKey)
+		wl, ck = v.build(true)
+		calls := 0
+		again, err := crash.Check(v.cfg, wl, func(img *crash.Image) error { calls++; return ck(img) })
+		require.NoError(t, err)
+		require.Equal(t, 2, calls)
+		require.Equal(t, f.Summary(), again.Failures[0].Summary())
+	}
 	for _, bad := range []string{"seq=2 image=1 keep=0", "seq=2 keep=a:1", "seq=2 oops", "seq=2 color=3"} {
 		t.Setenv(crash.ReplayEnv, bad)
 		_, err = crash.Check(v.cfg, wl, ck)
