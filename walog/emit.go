@@ -114,8 +114,10 @@ func (l *Log) flushStage(t int, drain bool) error {
 // t and the rest of the last line, writes the stage and returns how many
 // bytes of it it wrote. The stage is unchanged otherwise.
 func (l *Log) writeStage(t int, drain bool) (int, error) {
-	if err := l.gapFill(t - (l.eLo + l.eN)); err != nil {
-		return 0, err
+	if g := t - (l.eLo + l.eN); g > 0 {
+		if err := l.gapFill(g); err != nil {
+			return 0, err
+		}
 	}
 	m := (l.eN + 63) &^ 63
 	fillWords(l.stage[l.eN:m], l.cleanWord())

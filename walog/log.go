@@ -231,8 +231,8 @@ func (l *Log) alignUp(x int) int { return (x + l.alignMask) &^ l.alignMask }
 // it, and every entry appended before it. The log copies p; the caller may
 // reuse it.
 func (l *Log) Append(p []byte) (uint64, error) {
-	if err := l.checkEntry(p); err != nil {
-		return 0, err
+	if len(p) == 0 || len(p) > l.maxEntry {
+		return 0, l.checkEntry(p)
 	}
 	l.mu.Lock()
 	seq, err := l.append1(p)
@@ -240,8 +240,8 @@ func (l *Log) Append(p []byte) (uint64, error) {
 	return seq, err
 }
 
-func (l *Log) append1(p []byte) (uint64, error) {
-	if err := l.usable(); err != nil {
+func (l *Log) append1(p []byte) (seq uint64, err error) {
+	if err = l.usable(); err != nil {
 		return 0, err
 	}
 	fp := l.format.footprint(len(p))
@@ -250,8 +250,10 @@ func (l *Log) append1(p []byte) (uint64, error) {
 			return 0, err
 		}
 	}
-	seq, err := l.takeSeqs(1)
-	if err != nil {
+	if l.set == nil && l.next < maxSeq {
+		seq = l.next // takeSeqs(1), inline
+		l.next++
+	} else if seq, err = l.takeSeqs(1); err != nil {
 		return 0, err
 	}
 	off := l.tail
