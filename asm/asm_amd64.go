@@ -61,14 +61,15 @@ func ntPath() string {
 	return "sse2"
 }
 
-// copyNT dispatches on useAVX512 and useAVX2 in assembly; copyNTFence is
-// copyNT followed by SFENCE.
+func copyNT(dst, src unsafe.Pointer, n int) { streamCopy(dst, src, n, false) }
+
+func copyNTFence(dst, src unsafe.Pointer, n int) { streamCopy(dst, src, n, true) }
+
+// streamCopy dispatches on useAVX512 and useAVX2 in assembly and, with
+// fence, ends with SFENCE.
 //
 //go:noescape
-func copyNT(dst, src unsafe.Pointer, n int)
-
-//go:noescape
-func copyNTFence(dst, src unsafe.Pointer, n int)
+func streamCopy(dst, src unsafe.Pointer, n int, fence bool)
 
 func fillNT(dst unsafe.Pointer, c byte, n int) {
 	switch {
@@ -101,13 +102,13 @@ func mfence()
 func prefetch(p unsafe.Pointer)
 
 //go:noescape
-func copyNTSSE2(dst, src unsafe.Pointer, n int)
+func copyNTSSE2(dst, src unsafe.Pointer, n int, fence bool)
 
 //go:noescape
-func copyNTAVX2(dst, src unsafe.Pointer, n int)
+func copyNTAVX2(dst, src unsafe.Pointer, n int, fence bool)
 
 //go:noescape
-func copyNTAVX512(dst, src unsafe.Pointer, n int)
+func copyNTAVX512(dst, src unsafe.Pointer, n int, fence bool)
 
 //go:noescape
 func fillNTSSE2(dst unsafe.Pointer, c byte, n int)

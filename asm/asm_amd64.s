@@ -102,12 +102,16 @@ TEXT ·prefetch(SB), NOSPLIT, $0-8
 	PREFETCHT0 (AX)
 	RET
 
-// func copyNT(dst, src unsafe.Pointer, n int)
+// func streamCopy(dst, src unsafe.Pointer, n int, fence bool)
 //
 // The dispatcher of the streaming copy: a tail jump to the widest
-// variant (the variants take the same arguments and have no frame), so a
-// Go caller pays one call, not a Go switch frame and then the call.
-TEXT ·copyNT(SB), NOSPLIT, $0-24
+// variant, which takes the same arguments and has no frame of its own.
+// A Go caller pays one call; with fence, the variant ends with SFENCE.
+// Every ordinary store between two fences costs here — the stores queued
+// behind an SFENCE commit one by one when it completes — so the durable
+// copy is not a nested call (return address, frame pointer and three
+// arguments stored again).
+TEXT ·streamCopy(SB), NOSPLIT, $0-25
 	CMPB ·useAVX512(SB), $0
 	JNE avx512
 	CMPB ·useAVX2(SB), $0
@@ -120,22 +124,8 @@ avx512:
 avx2:
 	JMP ·copyNTAVX2(SB)
 
-// func copyNTFence(dst, src unsafe.Pointer, n int)
-//
-// copyNT then SFENCE: a durable streaming copy in one call from Go.
-TEXT ·copyNTFence(SB), NOSPLIT, $24-24
-	MOVQ dst+0(FP), AX
-	MOVQ src+8(FP), BX
-	MOVQ n+16(FP), CX
-	MOVQ AX, 0(SP)
-	MOVQ BX, 8(SP)
-	MOVQ CX, 16(SP)
-	CALL ·copyNT(SB)
-	SFENCE
-	RET
-
-// func copyNTSSE2(dst, src unsafe.Pointer, n int)
-TEXT ·copyNTSSE2(SB), NOSPLIT, $0-24
+// func copyNTSSE2(dst, src unsafe.Pointer, n int, fence bool)
+TEXT ·copyNTSSE2(SB), NOSPLIT, $0-25
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -151,7 +141,7 @@ head:
 	INCQ DI
 	DECQ CX
 	JNZ head
-	RET
+	JMP done
 
 align:
 	TESTQ $15, DI
@@ -231,10 +221,15 @@ tail:
 	JMP tail
 
 done:
+	CMPB fence+24(FP), $0
+	JEQ ret
+	SFENCE
+
+ret:
 	RET
 
-// func copyNTAVX2(dst, src unsafe.Pointer, n int)
-TEXT ·copyNTAVX2(SB), NOSPLIT, $0-24
+// func copyNTAVX2(dst, src unsafe.Pointer, n int, fence bool)
+TEXT ·copyNTAVX2(SB), NOSPLIT, $0-25
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -250,7 +245,7 @@ head:
 	INCQ DI
 	DECQ CX
 	JNZ head
-	RET
+	JMP done
 
 align:
 	TESTQ $31, DI
@@ -331,10 +326,15 @@ tail:
 	JMP tail
 
 done:
+	CMPB fence+24(FP), $0
+	JEQ ret
+	SFENCE
+
+ret:
 	RET
 
-// func copyNTAVX512(dst, src unsafe.Pointer, n int)
-TEXT ·copyNTAVX512(SB), NOSPLIT, $0-24
+// func copyNTAVX512(dst, src unsafe.Pointer, n int, fence bool)
+TEXT ·copyNTAVX512(SB), NOSPLIT, $0-25
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -350,7 +350,7 @@ head:
 	INCQ DI
 	DECQ CX
 	JNZ head
-	RET
+	JMP done
 
 align:
 	TESTQ $63, DI
@@ -423,6 +423,11 @@ tail:
 	JMP tail
 
 done:
+	CMPB fence+24(FP), $0
+	JEQ ret
+	SFENCE
+
+ret:
 	RET
 
 // func fillNTSSE2(dst unsafe.Pointer, c byte, n int)

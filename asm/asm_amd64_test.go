@@ -2,17 +2,25 @@
 
 package asm
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 // archCopies lists every instruction-set variant this CPU can run, so each
 // is tested whatever the dispatcher would pick.
 func archCopies() map[string]copyFunc {
-	m := map[string]copyFunc{"SSE2": copyNTSSE2}
+	isas := map[string]func(dst, src unsafe.Pointer, n int, fence bool){"SSE2": copyNTSSE2}
 	if HasAVX2 {
-		m["AVX2"] = copyNTAVX2
+		isas["AVX2"] = copyNTAVX2
 	}
 	if HasAVX512 {
-		m["AVX512"] = copyNTAVX512
+		isas["AVX512"] = copyNTAVX512
+	}
+	m := map[string]copyFunc{}
+	for name, f := range isas {
+		m[name] = func(dst, src unsafe.Pointer, n int) { f(dst, src, n, false) }
+		m[name+"+fence"] = func(dst, src unsafe.Pointer, n int) { f(dst, src, n, true) }
 	}
 	return m
 }
