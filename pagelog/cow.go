@@ -21,11 +21,18 @@ const (
 	// the header: header and payload become durable at one fence, in no
 	// particular order.
 	brokenNoPayloadFence
-	// brokenNoLogFence commits the micro log before its lines are durable.
-	brokenNoLogFence
-	// brokenNoInvalidate leaves the micro log valid after the in-place
-	// write: a later recovery replays stale lines.
-	brokenNoInvalidate
+	// brokenInPlaceFirst stores a micro-log write's lines in place before
+	// its log entry is durable.
+	brokenInPlaceFirst
+	// brokenReplayStale makes recovery replay every micro-log entry into
+	// its page's current slot, also entries of versions the page has left.
+	brokenReplayStale
+	// brokenNoSettle empties a micro log (wrap, reset) without first
+	// writing back the in-place lines its entries protect.
+	brokenNoSettle
+	// brokenNoWrapReset never empties a Packed micro log before a version
+	// could wrap around: an old entry can match its page's version again.
+	brokenNoWrapReset
 	// brokenNoBackupFence starts the in-place write of a Checksum page
 	// before its backup is durable.
 	brokenNoBackupFence
@@ -50,7 +57,12 @@ const (
 // before the version number, because a version number that reached the
 // media first would make the slot's previous page id current with this
 // page's payload.
-func (s *Store) writeCoW(ln *lane, pid uint64, page []byte) error {
+func (s *Store) writeCoW(ln *lane, li int, pid uint64, page []byte) error {
+	if ln.logged > 0 {
+		if err := s.beforeCoW(ln, li); err != nil {
+			return err
+		}
+	}
 	sp := int(ln.spare)
 	h := s.hdr(sp)
 	// The CRC word first, before the page table entry is read: that read

@@ -43,15 +43,18 @@
 // returned as data:
 //
 //   - The superblock carries a CRC32C. Every word of a copy-on-write slot
-//     header, and the commit word of every micro log, is sealed: 48 bits of
-//     data and a CRC-16 of them in the same 8-byte word, still written with
-//     one failure-atomic store. Every damage of up to 5 bits or confined to
-//     two adjacent bytes of a word is detected, other damage with
-//     probability 1-2^-16. Open decodes every header and checks what a crash
-//     can leave (each page one slot, or two with consecutive versions;
-//     every lane one spare), so a damaged header is an error of Open.
-//   - A committed micro log carries a CRC32C of its header and logged
-//     lines, checked before it is replayed.
+//     header is sealed: 48 bits of data and a CRC-16 of them in the same
+//     8-byte word, still written with one failure-atomic store. Every
+//     damage of up to 5 bits or confined to two adjacent bytes of a word is
+//     detected, other damage with probability 1-2^-16. Open decodes every
+//     header and checks what a crash can leave (each page one slot, or two
+//     with consecutive versions; every lane one spare), so a damaged header
+//     is an error of Open.
+//   - The micro logs are walog PopLogs: a checked header, and a CRC-32C in
+//     every entry, verified by Open before the entry is decoded and
+//     replayed. Damage to a log's last entry that looks exactly like an
+//     append torn by a crash drops that entry (its lines were in place
+//     already, unless the crash came too); any other damage is an error.
 //   - Payloads: with Options.PayloadCRC, a copy-on-write store keeps a
 //     CRC32C of every page version (over the payload and the page id),
 //     written before the header that makes the version current; Read
@@ -107,14 +110,20 @@
 //     gets ErrVersionExhausted.
 //
 // Micro log (WriteLines with few dirty lines, copy-on-write layouts). Each
-// lane has a log: a header (commit word, the log's CRC32C, dirty count, the
-// page's new CRC word with PayloadCRC, dirty-line mask) and a page-sized
-// data area holding the dirty lines one after the other, in line order
-// (the mask says where each goes). Four barriers: the dirty lines and the
-// header fields into the log; the commit word (sealed pid); the dirty lines
-// (and the CRC word) in place into the page's current slot; the commit
-// word back to 0. Recovery replays a committed log (idempotent) and clears
-// it.
+// lane has a walog PopLog (Options.MicroLogBytes, 64 KiB by default). A
+// write appends a redo entry — the page id, the slot and version it
+// applies to, the page's new CRC word with PayloadCRC, the dirty-line mask
+// and the dirty lines — with one barrier; it is durable from there. Then
+// the dirty lines (and the CRC word) are stored in place, in the page's
+// current slot, with streaming stores and no fence of their own. Entries
+// accumulate; a full log wraps (walog's Checkpoint, then Reset) after a
+// fence has made the lines in place durable. Recovery replays, in order,
+// every entry whose slot and version are still its page's current ones
+// (idempotent), and skips the others: a copy-on-write write of the page
+// since made them stale. Because Packed versions wrap, a lane empties its
+// log before a copy-on-write write that could bring a page back to the
+// slot and version of an old entry (never with the default pid bits, every
+// 2^(47-pidBits) writes of a lane otherwise).
 //
 // Checksum. Page p lives in place in slot p, with a header holding its
 // version (seq) and the CRC32C of pid, seq and payload; slot Pages()+l is

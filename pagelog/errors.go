@@ -15,11 +15,13 @@ import (
 // persist.ErrReadOnly.
 var (
 	// ErrCorrupt marks a store whose persistent bytes fail a check: a
-	// garbled superblock, a slot header or micro-log header that fails its
-	// check code or names a page that does not exist, a page without a
-	// slot, two slots of a page whose versions are not consecutive, a page
-	// whose payload fails its CRC32C (payload CRCs, Checksum layout). It
-	// wraps persist.ErrCorrupt.
+	// garbled superblock, a slot header that fails its check code or names
+	// a page that does not exist, a page without a slot, two slots of a
+	// page whose versions are not consecutive, a micro log that walog
+	// finds damaged or whose entry names a page, slot or line that does
+	// not exist, a page whose payload fails its CRC32C (payload CRCs,
+	// Checksum layout). It wraps persist.ErrCorrupt (and, for a micro log,
+	// walog's error).
 	ErrCorrupt = fmt.Errorf("pagelog: corrupt store: %w", persist.ErrCorrupt)
 	// ErrBadFormat is returned by Open for a region that holds no pagelog
 	// store (wrong magic) or one of an unknown format version.
@@ -40,8 +42,8 @@ var (
 	ErrClosed = errors.New("pagelog: store is closed")
 	// ErrReadOnly is returned for a write to a store whose region is mapped
 	// read-only, by Create on such a region, and by Open when recovery has
-	// to write (a micro log to replay, a torn page to repair, a version to
-	// settle). It wraps persist.ErrReadOnly.
+	// to write (micro-log lines to replay, a torn page to repair, a
+	// version to settle). It wraps persist.ErrReadOnly.
 	ErrReadOnly = fmt.Errorf("pagelog: store is read-only: %w", persist.ErrReadOnly)
 	// ErrVersionExhausted is returned by a write to a TwoWord store when
 	// the page has had 2^48-2 versions (Packed versions wrap and never run

@@ -1,7 +1,6 @@
 package pagelog
 
 import (
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/braid-pm/braid/persist"
@@ -14,8 +13,10 @@ import (
 var brokenByName = map[string]broken{
 	"pvn-before-pid":           brokenPVNFirst,
 	"no-payload-fence":         brokenNoPayloadFence,
-	"microlog-no-log-fence":    brokenNoLogFence,
-	"microlog-no-invalidate":   brokenNoInvalidate,
+	"microlog-in-place-first":  brokenInPlaceFirst,
+	"microlog-replay-stale":    brokenReplayStale,
+	"microlog-no-settle":       brokenNoSettle,
+	"microlog-no-wrap-reset":   brokenNoWrapReset,
 	"checksum-no-backup-fence": brokenNoBackupFence,
 	"late-crc":                 brokenLateCRC,
 	"no-lane-affinity":         brokenNoLaneAffinity,
@@ -45,7 +46,7 @@ func OpenBroken(r *persist.Region, o *Options, name string) (*Store, error) {
 
 // DecodeHeader exposes the slot-header decoder to the fuzz target.
 func DecodeHeader(layout Layout, crc bool, pages, slots, pidBits, i int, h []byte) (used bool, pid, ver uint64, err error) {
-	g, err := newGeometry(layout, MinPageSize, pages, slots, pidBits, crc)
+	g, err := newGeometry(layout, MinPageSize, pages, slots, pidBits, crc, 0)
 	if err != nil {
 		return false, 0, 0, err
 	}
@@ -56,23 +57,42 @@ func DecodeHeader(layout Layout, crc bool, pages, slots, pidBits, i int, h []byt
 	return hd.used, hd.pid, hd.ver, err
 }
 
-// DecodeLog exposes the micro-log header decoder (and its CRC check) to
-// the fuzz target: h is the header, data the log's data area.
-func DecodeLog(crc bool, pageSize, pages, slots, l int, h, data []byte) (pid uint64, n int, ok bool, err error) {
-	g, err := newGeometry(Packed, pageSize, pages, slots, pidBitsFor(pages), crc)
+// DecodeMicro exposes the micro-log entry decoder to the fuzz target: e is
+// an entry of lane l's log in a Packed store of pages pages in slots
+// slots (pid bits as few as needed, or 45: 2 version bits).
+func DecodeMicro(crc bool, pageSize, pages, slots, pidBits, l int, e []byte) (pid, slot, ver uint64, mask []uint64, lines []byte, err error) {
+	g, err := newGeometry(Packed, pageSize, pages, slots, pidBits, crc, 0)
 	if err != nil || l < 0 || l >= g.lanes {
-		return 0, 0, false, ErrInvalid
+		return 0, 0, 0, nil, nil, ErrInvalid
 	}
-	if len(h) < g.logHdr || len(data) < g.pageSize {
-		return 0, 0, false, ErrInvalid
-	}
-	m := make([]uint64, g.maskWords)
-	pid, n, ok, err = g.decodeLog(l, h, m)
-	if err == nil && ok && uint64(g.logCRC(h, data, n)) != binary.LittleEndian.Uint64(h[logCRCOff:]) {
-		return pid, n, false, ErrCorrupt
-	}
-	return pid, n, ok, err
+	d, err := g.decodeMicro(l, e, make([]uint64, g.maskWords))
+	return d.pid, d.slot, d.ver, d.mask, d.lines, err
 }
+
+// EncodeMicro lays out a micro-log entry as writeMicro does.
+func EncodeMicro(crc bool, pageSize, pages, slots, pidBits int, pid, slot, ver, crcw uint64, mask []uint64, page []byte) []byte {
+	g, err := newGeometry(Packed, pageSize, pages, slots, pidBits, crc, 0)
+	if err != nil {
+		panic(err)
+	}
+	e := make([]byte, g.logMax)
+	return e[:g.encodeMicro(e, pid, slot, ver, crcw, mask, appendRuns(nil, mask), page)]
+}
+
+// AppendMicro appends the raw entry e to lane l's micro log, as a
+// micro-log write would, without touching the page: the corruption tests
+// plant entries a correct store never writes.
+func AppendMicro(s *Store, l int, e []byte) error {
+	_, err := s.lanes[l].log.Append(e)
+	return err
+}
+
+// MicroLogEntries returns the number of entries in lane l's micro log.
+func MicroLogEntries(s *Store, l int) int { return s.lanes[l].log.Stats().Entries }
+
+// MicroLogWraps returns how many times lane l's micro log wrapped since
+// Create or Open.
+func MicroLogWraps(s *Store, l int) int { return s.lanes[l].log.Stats().Wraps }
 
 // DecodeSuper exposes the superblock decoder to the fuzz target.
 func DecodeSuper(b []byte) error {
@@ -88,6 +108,15 @@ func Seal(d uint64) uint64           { return seal(d) }
 func Unseal(w uint64) (uint64, bool) { return unseal(w) }
 func CRC16(d uint64) uint16          { return crc16(d) }
 
+// Runs exposes appendRuns as [lo, hi) pairs.
+func Runs(m []uint64) [][2]int {
+	var out [][2]int
+	for _, r := range appendRuns(nil, m) {
+		out = append(out, [2]int{r.lo, r.hi})
+	}
+	return out
+}
+
 // NextRun exposes the mask run iterator.
 func NextRun(m []uint64, from int) (int, int) { return nextRun(m, from) }
 
@@ -95,7 +124,7 @@ func NextRun(m []uint64, from int) (int, int) { return nextRun(m, from) }
 func HeaderOffset(s *Store, slot int) int  { return s.g.hdrOff + slot*s.g.hdrSize }
 func HeaderSize(s *Store) int              { return s.g.hdrSize }
 func LogOffset(s *Store, lane int) int     { return s.g.logOff + lane*s.g.logStride }
-func LogHeaderSize(s *Store) int           { return s.g.logHdr }
+func LogSize(s *Store) int                 { return s.g.logStride }
 func PayloadOffset(s *Store, slot int) int { return s.g.slotOff + slot*s.g.pageSize }
 func CurrentSlot(s *Store, pid int) int    { return s.slotOf(uint64(pid)) }
 func Spare(s *Store, lane int) int         { return int(s.lanes[lane].spare) }
@@ -111,5 +140,5 @@ func SetNTHeader(s *Store, nt bool) { s.ntHeader = nt }
 // reach ErrVersionExhausted in a test.
 func SetMaxVersion(s *Store, v uint64) { s.maxVer = v }
 
-// LaneSize is the size of a lane (one cache line).
+// LaneSize is the size of a lane (two cache lines).
 const LaneSize = unsafe.Sizeof(lane{})

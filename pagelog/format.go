@@ -17,15 +17,17 @@ import (
 //	@24 pages     u64
 //	@32 slots     u64
 //	@40 flags     u32  flagPayloadCRC
-//	@44 reserved  12 bytes, zero
+//	@44 logBytes  u32  bytes of each lane's micro log (0 for Checksum)
+//	@48 reserved  8 bytes, zero
 //	@56 crc       u32  CRC32C of bytes [0, 56)
 //	@60 reserved  u32, zero
 //
 // Format 1 (unchecked slot headers) is not read: its headers could not
-// tell a bit flip from a page id.
+// tell a bit flip from a page id. Neither is format 2, whose micro log was
+// one entry per lane in a log of its own, written with four barriers.
 const (
 	magic         = 0x4c4750646961_7262 // "braidPGL" little-endian
-	formatVersion = 2
+	formatVersion = 3
 	superUsed     = 64
 
 	flagPayloadCRC = 1 << 0
@@ -42,6 +44,7 @@ type super struct {
 	pages      int
 	slots      int
 	payloadCRC bool
+	logBytes   int
 }
 
 func encodeSuper(b []byte, s super) {
@@ -57,6 +60,7 @@ func encodeSuper(b []byte, s super) {
 	if s.payloadCRC {
 		le.PutUint32(b[40:], flagPayloadCRC)
 	}
+	le.PutUint32(b[44:], uint32(s.logBytes))
 	le.PutUint32(b[56:], crc32.Checksum(b[:56], castagnoli))
 }
 
@@ -87,7 +91,7 @@ func decodeSuper(b []byte) (super, error) {
 	if f := le.Uint32(b[40:]); f&^knownFlags != 0 {
 		return s, fmt.Errorf("%w: unknown flags %#x", ErrBadFormat, f&^knownFlags)
 	}
-	for i := 44; i < 56; i++ {
+	for i := 48; i < 56; i++ {
 		if b[i] != 0 {
 			return s, corrupt("superblock reserved byte %d is %#02x, want 0", i, b[i])
 		}
@@ -105,7 +109,14 @@ func decodeSuper(b []byte) (super, error) {
 	case crcFlag && l == uint32(Checksum):
 		return s, corrupt("superblock: payload-CRC flag on the checksum layout")
 	}
-	s = super{layout: Layout(l), pageSize: int(ps), pidBits: int(pb), pages: int(pages), slots: int(slots), payloadCRC: crcFlag}
+	lb := le.Uint32(b[44:])
+	switch {
+	case l == uint32(Checksum) && lb != 0:
+		return s, corrupt("superblock: micro logs of %d bytes on the checksum layout", lb)
+	case l != uint32(Checksum) && (lb%walogHeader != 0 || int(lb) < minMicroLogBytes(int(ps)) || lb > maxMicroLogBytes):
+		return s, corrupt("superblock: micro logs of %d bytes for %d-byte pages", lb, ps)
+	}
+	s = super{layout: Layout(l), pageSize: int(ps), pidBits: int(pb), pages: int(pages), slots: int(slots), payloadCRC: crcFlag, logBytes: int(lb)}
 	if s.layout == Packed {
 		if pb < uint32(pidBitsFor(s.pages)) || pb > maxPIDBits {
 			return s, corrupt("superblock pid bits %d for %d pages", pb, pages)
@@ -116,9 +127,9 @@ func decodeSuper(b []byte) (super, error) {
 	return s, nil
 }
 
-// Sealed words. Every word of a copy-on-write slot header and the commit
-// word of a micro log is "sealed": 48 bits of data and a 16-bit CRC of
-// them in one 8-byte word, written with one store,
+// Sealed words. Every word of a copy-on-write slot header (and the page
+// CRC word of a micro-log entry) is "sealed": 48 bits of data and a 16-bit
+// CRC of them in one 8-byte word, written with one store,
 //
 //	word = data<<16 | crc16(data)
 //
@@ -135,8 +146,8 @@ func decodeSuper(b []byte) (super, error) {
 const (
 	sealData = 48
 	dataMask = 1<<sealData - 1
-	// usedBit marks a used slot or a committed log in the data of a
-	// page-id word: a zero word (sealed 0) is an unused slot.
+	// usedBit marks a used slot in the data of a page-id word: a zero
+	// word (sealed 0) is an unused slot.
 	usedBit = 1 << (sealData - 1)
 )
 
@@ -352,72 +363,125 @@ func crcWord(c uint32, v uint64) uint32 {
 	return ^c
 }
 
-// Micro-log header of each lane (g.logHdr bytes, a multiple of 256):
+// Micro-log entries. Each lane's micro log is a walog PopLog (one barrier
+// per append, a CRC-32C per entry) in the lane's log area; an entry is the
+// redo record of one WriteLines through the micro log, little-endian:
 //
-//	@0  commit  u64  0 = empty, else sealed(used | pid): the log is valid
-//	@8  logcrc  u64  CRC32C of bytes [16, 32+8*maskWords) and the logged lines
-//	@16 count   u64  number of dirty lines (the mask's popcount)
-//	@24 pagecrc u64  payload CRC option: the page's new CRC word; else 0
-//	@32 mask    maskWords x u64: bit i set = line i of the page is logged
+//	@0   pid   u64  the page
+//	@8   slot  u64  the slot that held the page's current version
+//	@16  ver   u64  that version's number (pvn)
+//	@24  crcw  u64  payload CRC option: the page's new CRC word; else 0
+//	@32  mask  maskWords x u64: bit i set = line i of the page is logged
+//	@32+8*maskWords  the logged lines, one after the other, in line order
 //
-// The log's data area (one page) holds the logged lines one after the
-// other, in line order: the k-th set bit of the mask names the page line
-// that log line k belongs to, so no mapping table is needed. Everything
-// but the commit word is written, and made durable, before the commit
-// word; an empty log's other bytes mean nothing.
-const (
-	logCRCOff     = 8
-	logCountOff   = 16
-	logPageCRCOff = 24
-	logFixed      = 32 // the mask
-)
+// so the k-th set bit of the mask names the page line that logged line k
+// belongs to. Recovery replays an entry only into the version it was
+// written against (the page's current slot and version are slot and ver):
+// an entry the page has since left behind with a copy-on-write write is
+// stale and skipped (see replayLogs for why it cannot come back).
+const microFixed = 32
 
-// decodeLog checks the header of lane l's micro log; ok is false for an
-// empty log. The mask is returned in m (g.maskWords words). The caller
-// checks the log CRC (logCRC), which needs the logged lines.
-func (g *geometry) decodeLog(l int, h []byte, m []uint64) (pid uint64, n int, ok bool, err error) {
+// microMax is the largest micro-log entry for pages of pageSize bytes.
+func microMax(pageSize int) int {
+	lines := pageSize / lineSize
+	return microFixed + 8*((lines+63)/64) + pageSize
+}
+
+// microFootprint bounds the bytes a walog PopLog entry of n bytes takes:
+// 16 bytes of header and a 4-byte CRC, padded to 8.
+func microFootprint(n int) int { return n + 32 }
+
+// micro is a decoded micro-log entry.
+type micro struct {
+	pid, slot, ver uint64
+	crcw           uint64
+	mask           []uint64 // aliases the entry
+	lines          []byte   // aliases the entry
+}
+
+// decodeMicro checks and decodes an entry of lane l's micro log. The mask
+// is decoded into m (g.maskWords words); lines aliases e.
+func (g *geometry) decodeMicro(l int, e []byte, m []uint64) (micro, error) {
 	le := binary.LittleEndian
-	w := le.Uint64(h)
-	if w == 0 {
-		return 0, 0, false, nil
+	var d micro
+	if len(e) < microFixed+8*g.maskWords {
+		return d, corrupt("micro log of lane %d: an entry of %d bytes", l, len(e))
 	}
-	d, good := unseal(w)
-	if !good || d&usedBit == 0 {
-		return 0, 0, false, corrupt("micro log of lane %d: commit word %#016x fails its check", l, w)
+	d.pid, d.slot, d.ver, d.crcw = le.Uint64(e), le.Uint64(e[8:]), le.Uint64(e[16:]), le.Uint64(e[24:])
+	if d.pid >= uint64(g.pages) || int(d.pid%uint64(g.lanes)) != l {
+		return d, corrupt("micro log of lane %d names page %d", l, int64(d.pid))
 	}
-	pid = d &^ usedBit
-	if pid >= uint64(g.pages) || int(pid%uint64(g.lanes)) != l {
-		return pid, 0, false, corrupt("micro log of lane %d names page %d", l, int64(pid))
+	if d.slot >= uint64(g.slots) {
+		return d, corrupt("micro log of lane %d: page %d in slot %d of %d", l, d.pid, int64(d.slot), g.slots)
 	}
+	n := 0
 	for i := range m {
-		m[i] = le.Uint64(h[logFixed+8*i:])
+		m[i] = le.Uint64(e[microFixed+8*i:])
 		n += bits.OnesCount64(m[i])
 	}
 	if extra := g.maskWords*64 - g.lines; extra > 0 && m[len(m)-1]>>(64-extra) != 0 {
-		return pid, 0, false, corrupt("micro log of lane %d marks lines beyond the page's %d", l, g.lines)
+		return d, corrupt("micro log of lane %d marks lines beyond the page's %d", l, g.lines)
 	}
-	if cnt := le.Uint64(h[logCountOff:]); n == 0 || cnt != uint64(n) {
-		return pid, 0, false, corrupt("micro log of lane %d: count %d, mask has %d lines", l, cnt, n)
+	if want := microFixed + 8*g.maskWords + n*lineSize; n == 0 || len(e) != want {
+		return d, corrupt("micro log of lane %d: an entry of %d bytes for %d lines (want %d)", l, len(e), n, want)
 	}
-	if c := le.Uint64(h[logCRCOff:]); c>>32 != 0 {
-		return pid, 0, false, corrupt("micro log of lane %d: log CRC word %#016x has high bits set", l, c)
-	}
-	pc := le.Uint64(h[logPageCRCOff:])
 	if g.crc {
-		if c, good := unseal(pc); !good || c>>32 != 0 {
-			return pid, 0, false, corrupt("micro log of lane %d: page CRC word %#016x fails its check", l, pc)
+		if c, ok := unseal(d.crcw); !ok || c>>32 != 0 {
+			return d, corrupt("micro log of lane %d: page CRC word %#016x fails its check", l, d.crcw)
 		}
-	} else if pc != 0 {
-		return pid, 0, false, corrupt("micro log of lane %d: page CRC word %#016x in a store without payload CRCs", l, pc)
+	} else if d.crcw != 0 {
+		return d, corrupt("micro log of lane %d: page CRC word %#016x in a store without payload CRCs", l, d.crcw)
 	}
-	return pid, n, true, nil
+	if g.layout == Packed && d.ver > g.verMask {
+		return d, corrupt("micro log of lane %d: version %d of page %d exceeds the version bits", l, d.ver, d.pid)
+	}
+	d.mask, d.lines = m, e[microFixed+8*g.maskWords:]
+	return d, nil
 }
 
-// logCRC is the CRC32C of a micro log's header fields after its CRC word
-// (count, page CRC word, mask) and of its n logged lines in data.
-func (g *geometry) logCRC(h, data []byte, n int) uint32 {
-	c := crc32.Update(0, castagnoli, h[logCountOff:logFixed+8*g.maskWords])
-	return crc32.Update(c, castagnoli, data[:n*lineSize])
+// encodeMicro lays out the entry of a micro-log write in e (at least
+// microMax bytes) and returns its length: the header fields, the mask and
+// the lines of page in runs (the mask's runs, appendRuns).
+func (g *geometry) encodeMicro(e []byte, pid, slot, ver, crcw uint64, mask []uint64, runs []lineRun, page []byte) int {
+	le := binary.LittleEndian
+	le.PutUint64(e, pid)
+	le.PutUint64(e[8:], slot)
+	le.PutUint64(e[16:], ver)
+	le.PutUint64(e[24:], crcw)
+	for i, w := range mask {
+		le.PutUint64(e[microFixed+8*i:], w)
+	}
+	k := microFixed + 8*len(mask)
+	for _, r := range runs {
+		k += copy(e[k:], page[r.lo*lineSize:r.hi*lineSize])
+	}
+	return k
+}
+
+// lineRun is a run [lo, hi) of marked lines.
+type lineRun struct{ lo, hi int }
+
+// appendRuns appends the runs of set bits of m to dst, in order: what
+// nextRun yields, in one pass over the words (a micro-log write walks its
+// runs twice).
+func appendRuns(dst []lineRun, m []uint64) []lineRun {
+	for i, w := range m {
+		base := 64 * i
+		for w != 0 {
+			lo := bits.TrailingZeros64(w)
+			n := min(bits.TrailingZeros64(^(w >> lo)), 64-lo)
+			if k := len(dst); k > 0 && dst[k-1].hi == base+lo {
+				dst[k-1].hi += n // the run goes on from the previous word
+			} else {
+				dst = append(dst, lineRun{base + lo, base + lo + n})
+			}
+			if lo+n == 64 {
+				break
+			}
+			w &^= 1<<(lo+n) - 1
+		}
+	}
+	return dst
 }
 
 // nextRun returns the first run [lo, hi) of set bits in m at or after bit

@@ -1,82 +1,173 @@
 package pagelog
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
 )
 
-// writeMicro propagates the dirty lines of page pid through lane li's micro
-// log (ALGORITHMS.md 4.2, [VR] 3.2.3). The caller holds the lane's lock.
+// The micro log ([VR] 3.2.3, ALGORITHMS.md 4.2) on walog: each lane has a
+// PopLog in its log area, and a WriteLines with few dirty lines is
 //
-//  1. Gather the dirty lines, in line order, into the log's data area (one
-//     streaming copy from a DRAM staging buffer: the log is written
-//     sequentially); store the count, the page's new CRC word (payload
-//     CRCs), the log's CRC32C and the dirty mask in the log header; flush;
-//     fence.
-//  2. Store the commit word sealed(used | pid); flush; fence. From here
-//     recovery replays the log.
-//  3. Copy the dirty lines in place into the page's current slot (and the
-//     new CRC word into its header); fence.
-//  4. Store the commit word 0; flush; fence. The log is empty again.
+//  1. Append a redo entry (page, its current slot and version, the page's
+//     new CRC word with payload CRCs, the dirty mask and the dirty lines)
+//     to the lane's log: streaming stores, one fence. From here the write
+//     is durable: recovery replays the entry.
+//  2. Store the dirty lines (and the CRC word) in place, into the page's
+//     current slot, with streaming stores and no fence. They reach the
+//     media at the thread's next fence, or at the latest when the log is
+//     emptied (settle).
 //
-// A crash before barrier 2 leaves the page untouched and the log ignored; a
-// crash after it replays the logged lines, which rewrites lines that may
-// already be new: all-new either way. Barrier 4 must complete before the
-// lane is reused: a valid log whose lines are overwritten by the next use,
-// or whose page later moves to another slot, would be replayed wrongly.
+// One barrier per write, against four for the paper's micro log, whose
+// single-entry log had to be invalidated after every in-place write. Here
+// entries pile up, and the log is emptied (walog's Reset, a few barriers)
+// only when it is full (walog's Checkpoint, before it wraps) and before a
+// copy-on-write write that could bring a version number back (below); the
+// lines in place are durable by then (settle says why).
 //
-// With payload CRCs the page's new CRC covers the whole page, so a micro
-// log write computes the CRC32C of all of it, not only of its dirty lines.
-func (s *Store) writeMicro(ln *lane, li int, pid uint64, page []byte, mask []uint64, n int) error {
+// Recovery replays, in log order, every entry whose slot and version are
+// still the page's current ones, into that slot. Replay is idempotent, and
+// entries of one version applied in order rebuild exactly what the page
+// held: every in-place change to a version since the log was emptied is
+// one of them (a copy-on-write write goes to another slot and makes a new
+// version, whose entries, if any, come later). An entry whose page has
+// since moved on is stale and skipped: its lines are in the newer version
+// already, or overwritten by it. It may not come back to life. TwoWord
+// versions only grow, but Packed ones count modulo 2^(47-pidBits), and the
+// page's slot alternates, so after verMask+1 copy-on-write writes of the
+// page an old entry would match again; a lane therefore empties its log
+// before its (verMask+1)-th copy-on-write write since the first entry in
+// the log (cowSince), which with the default pid bits never happens in
+// practice, and with 2 version bits (tests) every fourth write.
+
+// logOptions are the walog options of lane l's micro log.
+func (s *Store) logOptions(l int) *walog.Options {
+	ln := &s.lanes[l]
+	return &walog.Options{
+		Offset:   s.off + s.g.logOff + l*s.g.logStride,
+		Size:     s.g.logStride,
+		MaxEntry: s.g.logMax,
+		// One entry per append: an interrupted append wrote at most one
+		// entry, and Open can hold the log to that.
+		MaxBatch: microFootprint(s.g.logMax) &^ 7,
+		Chunk:    16 << 10,
+		Wrap:     true,
+		// A full log wraps: its entries' lines go to the media first.
+		Checkpoint: func(*walog.Log) error { return s.settle(ln) },
+	}
+}
+
+// logError turns an error of lane l's walog into one of this package.
+func logError(l int, err error) error {
+	switch {
+	case errors.Is(err, persist.ErrReadOnly):
+		return fmt.Errorf("%w: recovery must write the micro log of lane %d: %w", ErrReadOnly, l, err)
+	case errors.Is(err, persist.ErrClosed):
+		return fmt.Errorf("pagelog: micro log of lane %d: %w", l, err)
+	case errors.Is(err, walog.ErrCorrupt), errors.Is(err, walog.ErrNoLog), errors.Is(err, walog.ErrBadFormat), errors.Is(err, walog.ErrInvalid):
+		return fmt.Errorf("%w: micro log of lane %d: %w", ErrCorrupt, l, err)
+	}
+	return fmt.Errorf("pagelog: micro log of lane %d: %w", l, err)
+}
+
+// writeMicro writes the dirty lines of page pid through lane ln's micro
+// log. The caller holds the lane's lock.
+func (s *Store) writeMicro(ln *lane, li int, pid uint64, page []byte, mask []uint64) error {
 	var cw uint64
 	if s.g.crc {
 		cw = pageCRCWord(pid, page)
 	}
-	lh, ld := s.logHeader(li), s.logData(li)
 	if ln.stage == nil {
-		ln.stage = make([]byte, s.g.pageSize)
+		ln.stage = make([]byte, s.g.logMax)
 	}
-	k := 0
-	for lo, hi := nextRun(mask, 0); lo >= 0; lo, hi = nextRun(mask, hi) {
-		k += copy(ln.stage[k:], page[lo*lineSize:hi*lineSize])
-	}
-	if err := s.r.Copy(ld[:k], ln.stage[:k], persist.NoDrain); err != nil {
-		return err
-	}
-	le := binary.LittleEndian
-	le.PutUint64(lh[logCountOff:], uint64(n))
-	le.PutUint64(lh[logPageCRCOff:], cw)
-	for i, w := range mask {
-		le.PutUint64(lh[logFixed+8*i:], w)
-	}
-	le.PutUint64(lh[logCRCOff:], uint64(s.g.logCRC(lh, ln.stage, n)))
-	if err := s.r.Flush(lh[8 : logFixed+8*len(mask)]); err != nil {
-		return err
-	}
-	if s.broken != brokenNoLogFence {
-		if err := s.r.Drain(); err != nil { // barrier 1
+	e := s.pt[pid]
+	ln.runs = appendRuns(ln.runs[:0], mask)
+	n := s.g.encodeMicro(ln.stage, pid, uint64(e.slot), e.ver, cw, mask, ln.runs, page)
+	if s.broken == brokenInPlaceFirst {
+		if err := s.storeLines(ln, int(e.slot), page, cw); err != nil {
 			return err
 		}
 	}
-	persist.Store64(lh, seal(usedBit|pid))
-	if err := s.r.Persist(lh[:8]); err != nil { // barrier 2
+	if _, err := ln.log.Append(ln.stage[:n]); err != nil { // the barrier
+		return logError(li, err)
+	}
+	if err := s.storeLines(ln, int(e.slot), page, cw); err != nil {
 		return err
 	}
-	dst := s.payload(int(s.pt[pid].slot))
+	ln.logged++
+	return nil
+}
+
+// storeLines stores the lines of page in ln.runs into slot sl, and
+// with payload CRCs the CRC word cw into its header, with streaming
+// stores and no fence. Streaming, because the lines of a page in place are
+// most likely not in the cache: ordinary stores would first read every
+// line from memory, and the lane's next lock operation would wait for
+// those reads. The stores reach the media at the next fence of this
+// thread, or at the latest when the log is emptied (settle).
+func (s *Store) storeLines(ln *lane, sl int, page []byte, cw uint64) error {
+	dst := s.payload(sl)
+	for _, r := range ln.runs {
+		if err := s.r.Copy(dst[r.lo*lineSize:r.hi*lineSize], page[r.lo*lineSize:r.hi*lineSize], persist.NonTemporal|persist.NoDrain); err != nil {
+			return err
+		}
+	}
 	if s.g.crc {
-		if err := s.storeCRCWord(int(s.pt[pid].slot), cw); err != nil {
+		binary.LittleEndian.PutUint64(ln.crcw[:], cw)
+		h := s.hdr(sl)
+		return s.r.Copy(h[s.g.crcOff:s.g.crcOff+8], ln.crcw[:], persist.NonTemporal|persist.NoDrain)
+	}
+	return nil
+}
+
+// settle makes the in-place lines of every entry in lane ln's log durable,
+// so the entries may go: walog calls it before a full log wraps, emptyLog
+// before a Reset. The lines were written with streaming stores, and each
+// write that stored them released the lane's lock afterwards, a locked
+// instruction, which on x86 drains the thread's write-combining buffers
+// into the memory controller (the persistence domain), whichever thread
+// it ran on; the fence here covers this thread's own, as the crash
+// simulator requires. So no line has to be read back or flushed: settling
+// costs one fence, not a flush per logged line (each a TLB miss on a page
+// written at random).
+func (s *Store) settle(ln *lane) error {
+	if s.broken != brokenNoSettle {
+		if err := s.r.Drain(); err != nil {
 			return err
 		}
 	}
-	if err := s.applyLines(dst, page, mask, false); err != nil { // barrier 3
+	ln.logged, ln.cowSince = 0, 0
+	return nil
+}
+
+// emptyLog settles lane l's log and resets it.
+func (s *Store) emptyLog(ln *lane, l int) error {
+	if err := s.settle(ln); err != nil {
 		return err
 	}
-	if s.broken == brokenNoInvalidate {
+	if err := ln.log.Reset(); err != nil {
+		return logError(l, err)
+	}
+	return nil
+}
+
+// beforeCoW keeps stale micro-log entries of a Packed lane from matching
+// again (see the comment at the top): it counts the lane's copy-on-write
+// writes since its log holds entries and empties the log before the one
+// that could wrap a version around.
+func (s *Store) beforeCoW(ln *lane, l int) error {
+	if s.g.layout != Packed || ln.logged == 0 {
 		return nil
 	}
-	persist.Store64(lh, 0)
-	return s.r.Persist(lh[:8]) // barrier 4
+	if ln.cowSince < s.g.verMask || s.broken == brokenNoWrapReset {
+		ln.cowSince++
+		return nil
+	}
+	return s.emptyLog(ln, l)
 }
 
 // pageCRCWord is the sealed payload CRC word of a version of page pid.
@@ -84,30 +175,123 @@ func (s *Store) writeMicro(ln *lane, li int, pid uint64, page []byte, mask []uin
 //go:noinline
 func pageCRCWord(pid uint64, page []byte) uint64 { return seal(uint64(payloadCRC(pid, page))) }
 
-// storeCRCWord stores the payload CRC word cw into the header of slot sl
-// and flushes it (the caller fences).
-//
-//go:noinline
-func (s *Store) storeCRCWord(sl int, cw uint64) error {
-	h := s.hdr(sl)
-	persist.Store64(h[s.g.crcOff:], cw)
-	return s.r.Flush(h[s.g.crcOff : s.g.crcOff+8])
+// logged is the state of the pages that a lane's micro-log entries
+// rebuild: for each page with entries for its current version, the page
+// as the entries leave it, and its CRC word.
+type logged struct {
+	img  map[uint64][]byte
+	crcw map[uint64]uint64
 }
 
-// applyLines copies the lines marked in mask to dst and fences. src is a
-// whole page, or with packed the log's data area, which holds the marked
-// lines one after the other.
-func (s *Store) applyLines(dst, src []byte, mask []uint64, packed bool) error {
-	k := 0
-	for lo, hi := nextRun(mask, 0); lo >= 0; lo, hi = nextRun(mask, hi) {
-		from := src[lo*lineSize : hi*lineSize]
-		if packed {
-			from = src[k : k+(hi-lo)*lineSize]
-			k += len(from)
+// readLog decodes every entry of lane l's log and applies those that match
+// their page's current version to the images in lg. It returns the number
+// of entries.
+func (s *Store) readLog(l int, lg *logged, mask []uint64) (int, error) {
+	n := 0
+	it := s.lanes[l].log.Iter()
+	for it.Next() {
+		n++
+		d, err := s.g.decodeMicro(l, it.Entry(), mask)
+		if err != nil {
+			return n, err
 		}
-		if err := s.r.Copy(dst[lo*lineSize:hi*lineSize], from, persist.NoDrain); err != nil {
+		e := s.pt[d.pid]
+		if (uint64(e.slot) != d.slot || e.ver != d.ver) && s.broken != brokenReplayStale {
+			continue // stale: the page has a newer version
+		}
+		img := lg.img[d.pid]
+		if img == nil {
+			img = bytes.Clone(s.payload(int(e.slot)))
+			lg.img[d.pid] = img
+		}
+		k := 0
+		for lo, hi := nextRun(d.mask, 0); lo >= 0; lo, hi = nextRun(d.mask, hi) {
+			k += copy(img[lo*lineSize:hi*lineSize], d.lines[k:])
+		}
+		lg.crcw[d.pid] = d.crcw
+	}
+	if err := it.Err(); err != nil {
+		return n, logError(l, err)
+	}
+	return n, nil
+}
+
+// replayLogs opens every lane's micro log and replays it: every page whose
+// bytes (or CRC word) differ from what the entries for its current version
+// say gets them in place, durably; the others hold them already, on the
+// media. The entries stay in the log, as after the writes that made them.
+// Since recovery cannot know how many
+// copy-on-write writes a Packed lane made since its entries, the lane
+// empties its log before its next one. On a read-only region nothing is
+// written: that is fine when every page already holds what its entries
+// say, else ErrReadOnly.
+func (s *Store) replayLogs() error {
+	g := &s.g
+	lg := logged{img: map[uint64][]byte{}, crcw: map[uint64]uint64{}}
+	mask := make([]uint64, g.maskWords)
+	for l := range s.lanes {
+		ln := &s.lanes[l]
+		wl, err := walog.Open(s.r, s.logOptions(l))
+		if err != nil {
+			return logError(l, err)
+		}
+		ln.log = wl
+		n, err := s.readLog(l, &lg, mask)
+		if err != nil {
+			return err
+		}
+		ln.logged = n
+		if n > 0 && g.layout == Packed {
+			ln.cowSince = g.verMask
+		}
+	}
+	wrote := false
+	for pid, img := range lg.img {
+		sl := int(s.pt[pid].slot)
+		dst, h := s.payload(sl), s.hdr(sl)
+		crcSame := !g.crc || persist.Load64(h[g.crcOff:]) == lg.crcw[pid]
+		if bytes.Equal(dst, img) && crcSame {
+			continue
+		}
+		if err := s.mustWrite("replay the micro log of page %d", pid); err != nil {
+			return err
+		}
+		if err := s.r.Copy(dst, img, persist.NoDrain); err != nil {
+			return err
+		}
+		if !crcSame {
+			persist.Store64(h[g.crcOff:], lg.crcw[pid])
+			if err := s.r.Flush(h[g.crcOff : g.crcOff+8]); err != nil {
+				return err
+			}
+		}
+		s.rec.Replayed++
+		wrote = true
+	}
+	if wrote {
+		return s.r.Drain()
+	}
+	return nil
+}
+
+// checkLogs verifies, for Check, that every lane's micro-log entries decode
+// and that every page holds what the entries for its current version say.
+func (s *Store) checkLogs() error {
+	lg := logged{img: map[uint64][]byte{}, crcw: map[uint64]uint64{}}
+	mask := make([]uint64, s.g.maskWords)
+	for l := range s.lanes {
+		if _, err := s.readLog(l, &lg, mask); err != nil {
 			return err
 		}
 	}
-	return s.r.Drain()
+	for pid, img := range lg.img {
+		sl := int(s.pt[pid].slot)
+		if !bytes.Equal(s.payload(sl), img) {
+			return corrupt("page %d (slot %d) differs from its micro-log entries", pid, sl)
+		}
+		if s.g.crc && persist.Load64(s.hdr(sl)[s.g.crcOff:]) != lg.crcw[pid] {
+			return corrupt("page %d (slot %d): payload CRC word differs from its micro-log entries", pid, sl)
+		}
+	}
+	return nil
 }

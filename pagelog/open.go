@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
 )
 
 // Create formats a new store in r, overwriting whatever r holds, and returns
@@ -42,7 +43,7 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC)
+	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC, o.MicroLogBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -89,12 +90,13 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 	if err := r.Flush(mem[g.hdrOff:g.logOff]); err != nil {
 		return nil, err
 	}
-	for l := 0; l < g.lanes; l++ {
-		if h := s.logHeader(l); g.logStride > 0 && !allZero(h) {
-			clear(h)
-			if err := r.Flush(h); err != nil {
-				return nil, err
+	if g.layout != Checksum {
+		for l := range s.lanes {
+			wl, err := walog.Create(r, s.logOptions(l))
+			if err != nil {
+				return nil, logError(l, err)
 			}
+			s.lanes[l].log = wl
 		}
 	}
 	if err := r.Set(mem[g.slotOff:g.slotOff+g.pages*g.pageSize], 0, persist.NoDrain); err != nil {
@@ -103,7 +105,7 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 	if err := r.Drain(); err != nil {
 		return nil, err
 	}
-	encodeSuper(mem, super{layout: g.layout, pageSize: g.pageSize, pidBits: int(g.pidBits), pages: g.pages, slots: g.slots, payloadCRC: g.crc})
+	encodeSuper(mem, super{layout: g.layout, pageSize: g.pageSize, pidBits: int(g.pidBits), pages: g.pages, slots: g.slots, payloadCRC: g.crc, logBytes: g.logStride})
 	if err := r.Persist(mem[:superUsed]); err != nil {
 		return nil, err
 	}
@@ -120,8 +122,9 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 }
 
 // Open opens the store in r and recovers it: it reads and checks every
-// slot header, maps each page to its newest complete version, replays a
-// micro log that was committed but not finished, and repairs a checksummed
+// slot header, maps each page to its newest complete version, replays the
+// micro-log entries of every page's current version (writing only lines
+// that differ from what they log), and repairs a checksummed
 // page torn by a crash from its backup. Then, for a store with payload
 // CRCs or the Checksum layout, it verifies every page's checksum unless
 // opts.SkipScan. Recovery writes only what it repairs; a crash during Open
@@ -179,8 +182,10 @@ func open(r *persist.Region, opts *Options, bk broken) (*Store, error) {
 		return nil, fmt.Errorf("%w: the store keeps no payload CRCs, PayloadCRC asked", ErrInvalid)
 	case o.FenceOnly && sb.layout != TwoWord:
 		return nil, fmt.Errorf("%w: FenceOnly applies to the TwoWord layout only, the store is %v", ErrInvalid, sb.layout)
+	case o.MicroLogBytes != 0 && o.MicroLogBytes != sb.logBytes:
+		return nil, fmt.Errorf("%w: the store has micro logs of %d bytes, %d asked", ErrInvalid, sb.logBytes, o.MicroLogBytes)
 	}
-	g, err := newGeometry(sb.layout, sb.pageSize, sb.pages, sb.slots, sb.pidBits, sb.payloadCRC)
+	g, err := newGeometry(sb.layout, sb.pageSize, sb.pages, sb.slots, sb.pidBits, sb.payloadCRC, sb.logBytes)
 	if err != nil {
 		return nil, corrupt("superblock: %v", err)
 	}
@@ -207,7 +212,7 @@ func open(r *persist.Region, opts *Options, bk broken) (*Store, error) {
 
 func newStore(r *persist.Region, g geometry, o Options) *Store {
 	mem := r.Bytes()[o.Offset : o.Offset+g.size : o.Offset+g.size]
-	s := &Store{r: r, mem: mem, g: g, fenceOnly: o.FenceOnly, ntHeader: true}
+	s := &Store{r: r, off: o.Offset, mem: mem, g: g, fenceOnly: o.FenceOnly, ntHeader: true}
 	s.microMax = o.MicroLogLines
 	if s.microMax == 0 {
 		s.microMax = DefaultMicroLogLines(g.pageSize)
@@ -229,7 +234,7 @@ func (s *Store) mustWrite(what string, args ...any) error {
 
 // recoverCoW rebuilds the page table of a copy-on-write store: for each
 // page the slot with its newest version; gives each lane a spare; then
-// replays committed micro logs.
+// replays the micro logs.
 //
 // Packed versions count modulo 2^(47-pidBits), which is sound because a
 // page never has more than two slots naming it, one version apart: its
@@ -310,6 +315,11 @@ func (s *Store) recoverCoW() error {
 	if err := s.assignSpares(stale, unused); err != nil {
 		return err
 	}
+	// Replay before a tie is settled: the entries name the version as the
+	// headers have it now.
+	if err := s.replayLogs(); err != nil {
+		return err
+	}
 	for _, sl := range ties {
 		h, _ := g.decodeHeader(int(sl), s.hdr(int(sl)))
 		if s.pt[h.pid].slot != sl {
@@ -325,7 +335,7 @@ func (s *Store) recoverCoW() error {
 			return err
 		}
 	}
-	return s.replayLogs()
+	return nil
 }
 
 // assignSpares gives every lane one free slot. For Packed, a slot that
@@ -359,47 +369,6 @@ func (s *Store) assignSpares(stale, unused []uint32) error {
 			s.lanes[l].spare = unused[k]
 			k++
 		}
-	}
-	return nil
-}
-
-// replayLogs replays every committed micro log into its page's current
-// slot and clears it.
-func (s *Store) replayLogs() error {
-	g := &s.g
-	mask := make([]uint64, g.maskWords)
-	for l := range s.lanes {
-		lh := s.logHeader(l)
-		pid, n, ok, err := g.decodeLog(l, lh, mask)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		ld := s.logData(l)
-		if c, want := g.logCRC(lh, ld, n), binary.LittleEndian.Uint64(lh[logCRCOff:]); uint64(c) != want {
-			return corrupt("micro log of lane %d (page %d): CRC32C %#08x, header says %#08x", l, pid, c, want)
-		}
-		if err := s.mustWrite("replay the micro log of page %d", pid); err != nil {
-			return err
-		}
-		sl := int(s.pt[pid].slot)
-		if g.crc {
-			h := s.hdr(sl)
-			persist.Store64(h[g.crcOff:], binary.LittleEndian.Uint64(lh[logPageCRCOff:]))
-			if err := s.r.Flush(h[g.crcOff : g.crcOff+8]); err != nil {
-				return err
-			}
-		}
-		if err := s.applyLines(s.payload(sl), ld, mask, true); err != nil {
-			return err
-		}
-		persist.Store64(lh, 0)
-		if err := s.r.Persist(lh[:8]); err != nil {
-			return err
-		}
-		s.rec.Replayed++
 	}
 	return nil
 }
@@ -465,13 +434,4 @@ func (s *Store) scan() error {
 		}
 	}
 	return nil
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,8 @@ package pagelog
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/braid-pm/braid/walog"
 )
 
 // Layout is the persistent format of a store, chosen at Create.
@@ -56,7 +58,8 @@ const (
 
 // Options configure Create and Open. A nil *Options means the defaults.
 //
-// Layout, PageSize, Pages, Slots, PIDBits and PayloadCRC are persistent:
+// Layout, PageSize, Pages, Slots, PIDBits, PayloadCRC and MicroLogBytes are
+// persistent:
 // Create writes them into the store's superblock. At Open they may be left
 // 0 (false), which means "whatever the store has"; a non-zero value that
 // differs from the store's is an error (so a caller can insist on its page
@@ -110,6 +113,13 @@ type Options struct {
 	// DefaultMicroLogLines(PageSize); negative means never. Ignored by
 	// Checksum.
 	MicroLogLines int
+	// MicroLogBytes is the size of each lane's micro log (a walog PopLog,
+	// its 256-byte header included), copy-on-write layouts only: a
+	// multiple of 256 that holds at least one entry of a whole page. 0
+	// means DefaultMicroLogBytes(PageSize). When a log is full its
+	// entries are made durable in place and it starts over (a few
+	// barriers), so a larger log spreads that over more writes.
+	MicroLogBytes int
 	// SkipScan makes Open skip reading every page to verify its checksum
 	// (PayloadCRC or the Checksum layout), which takes time in proportion
 	// to the store's size. Read and Check still verify every page they
@@ -121,15 +131,28 @@ type Options struct {
 }
 
 // DefaultMicroLogLines is the dirty-line count up to which WriteLines uses
-// the micro log by default: none for pages under 8 KiB, else one line per 4
-// KiB of page (4 for 16 KiB pages). Its four barriers cost more than
-// copy-on-write's two unless the page is large and few lines changed; the
-// README has the measurement.
+// the micro log by default: one line per 2 KiB of page (2 for 4 KiB pages,
+// 8 for 16 KiB, none below 2 KiB). A micro-log write costs one barrier
+// plus a fixed cost per dirty line (each line is written twice, once to
+// the log, once in place at its page), a copy-on-write write two barriers
+// and the whole page; measured here (README, pmbench -mode page) the micro
+// log was faster up to 2 of 64 lines of a 4 KiB page and up to 8 of 256
+// lines of a 16 KiB page.
 func DefaultMicroLogLines(pageSize int) int {
-	if pageSize < 8192 {
-		return 0
-	}
-	return pageSize / 4096
+	return pageSize / 2048
+}
+
+// DefaultMicroLogBytes is the size of a lane's micro log when
+// Options.MicroLogBytes is 0: 64 KiB, or room for four entries of a whole
+// page when that is more.
+func DefaultMicroLogBytes(pageSize int) int {
+	return roundUp(max(64<<10, walogHeader+4*microFootprint(microMax(pageSize))), areaAlign)
+}
+
+// minMicroLogBytes is the smallest micro log: its header and one entry of
+// a whole page.
+func minMicroLogBytes(pageSize int) int {
+	return roundUp(walogHeader+microFootprint(microMax(pageSize)), walogHeader)
 }
 
 // Validate reports the first problem with the options, wrapping ErrInvalid
@@ -162,6 +185,13 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: PIDBits applies to the Packed layout only, not %v", ErrInvalid, o.Layout)
 	case o.FenceOnly && o.Layout != 0 && o.Layout != TwoWord:
 		return fmt.Errorf("%w: FenceOnly applies to the TwoWord layout only, not %v", ErrInvalid, o.Layout)
+	case o.MicroLogBytes != 0 && o.Layout == Checksum:
+		return fmt.Errorf("%w: MicroLogBytes: the Checksum layout has no micro log", ErrInvalid)
+	case o.MicroLogBytes < 0 || o.MicroLogBytes%walogHeader != 0 || o.MicroLogBytes > maxMicroLogBytes:
+		return fmt.Errorf("%w: MicroLogBytes %d: want a multiple of %d up to %d (0 for the default)", ErrInvalid, o.MicroLogBytes, walogHeader, maxMicroLogBytes)
+	}
+	if o.MicroLogBytes != 0 && o.PageSize != 0 && o.MicroLogBytes < minMicroLogBytes(o.PageSize) {
+		return fmt.Errorf("%w: MicroLogBytes %d cannot hold an entry of a whole %d-byte page (need %d)", ErrInvalid, o.MicroLogBytes, o.PageSize, minMicroLogBytes(o.PageSize))
 	}
 	if o.Pages > 0 && o.PIDBits > 0 && o.PIDBits < pidBitsFor(o.Pages) {
 		return fmt.Errorf("%w: PIDBits %d cannot hold %d page ids (need %d)", ErrInvalid, o.PIDBits, o.Pages, pidBitsFor(o.Pages))
@@ -180,13 +210,14 @@ func pidBitsFor(pages int) int {
 
 // Sizes of the on-media areas (see the package documentation for the map).
 const (
-	lineSize       = 64
-	superSize      = 4096 // superblock area: one line used, the rest reserved
-	logHeaderUnit  = 256  // micro-log header blocks are whole XPLines
-	areaAlign      = 4096
-	packedHdrSize  = 8  // commit word; +8 with payload CRCs
-	twoWordHdrSize = 16 // pid and pvn words; +16 with payload CRCs (one line)
-	csumHdrSize    = 32
+	lineSize         = 64
+	superSize        = 4096 // superblock area: one line used, the rest reserved
+	walogHeader      = walog.HeaderSize
+	maxMicroLogBytes = 1 << 30
+	areaAlign        = 4096
+	packedHdrSize    = 8  // commit word; +8 with payload CRCs
+	twoWordHdrSize   = 16 // pid and pvn words; +16 with payload CRCs (one line)
+	csumHdrSize      = 32
 )
 
 // geometry is where everything lives, derived from the superblock fields.
@@ -206,8 +237,8 @@ type geometry struct {
 	hdrSize   int // bytes per slot header
 	hdrOff    int // slot header table
 	logOff    int // micro logs (Packed, TwoWord): lanes x logStride
-	logHdr    int // micro-log header: commit word, count, dirty mask
-	logStride int // logHdr + pageSize
+	logStride int // bytes of one lane's micro log (a walog area)
+	logMax    int // the largest micro-log entry: every line of a page
 	slotOff   int // payload slots: slots x pageSize
 	size      int // bytes the store needs
 }
@@ -215,7 +246,7 @@ type geometry struct {
 func roundUp(n, a int) int { return (n + a - 1) / a * a }
 
 // newGeometry computes the layout; it fails when the numbers overflow.
-func newGeometry(layout Layout, pageSize, pages, slots, pidBits int, crc bool) (geometry, error) {
+func newGeometry(layout Layout, pageSize, pages, slots, pidBits int, crc bool, logBytes int) (geometry, error) {
 	g := geometry{layout: layout, pageSize: pageSize, pages: pages, slots: slots}
 	g.lines = pageSize / lineSize
 	g.maskWords = (g.lines + 63) / 64
@@ -241,8 +272,14 @@ func newGeometry(layout Layout, pageSize, pages, slots, pidBits int, crc bool) (
 	g.hdrOff = superSize
 	g.logOff = g.hdrOff + roundUp(slots*g.hdrSize, areaAlign)
 	if layout != Checksum {
-		g.logHdr = roundUp(logFixed+8*g.maskWords, logHeaderUnit)
-		g.logStride = g.logHdr + pageSize
+		if logBytes == 0 {
+			logBytes = DefaultMicroLogBytes(pageSize)
+		}
+		if logBytes%walogHeader != 0 || logBytes < minMicroLogBytes(pageSize) || logBytes > maxMicroLogBytes {
+			return g, fmt.Errorf("%w: micro logs of %d bytes for %d-byte pages", ErrInvalid, logBytes, pageSize)
+		}
+		g.logStride = logBytes
+		g.logMax = microMax(pageSize)
 	}
 	g.slotOff = g.logOff + roundUp(g.lanes*g.logStride, areaAlign)
 	g.size = g.slotOff + slots*pageSize
@@ -259,7 +296,7 @@ func Size(opts *Options) (int, error) {
 	if o.Pages == 0 {
 		return 0, fmt.Errorf("%w: Size needs Pages", ErrInvalid)
 	}
-	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC)
+	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC, o.MicroLogBytes)
 	if err != nil {
 		return 0, err
 	}
@@ -308,7 +345,7 @@ func (d Options) fit(size int) (int, error) {
 	fits := func(pages int) bool {
 		t := d
 		t.fillPages(pages)
-		g, err := newGeometry(t.Layout, t.PageSize, t.Pages, t.Slots, t.PIDBits, t.PayloadCRC)
+		g, err := newGeometry(t.Layout, t.PageSize, t.Pages, t.Slots, t.PIDBits, t.PayloadCRC, t.MicroLogBytes)
 		return err == nil && g.size <= size
 	}
 	lo, hi := 0, min(size/d.PageSize, MaxSlots-DefaultSpares)+1 // fits(lo), !fits(hi)

@@ -195,6 +195,18 @@ func TestNextRun(t *testing.T) {
 			i = j
 		}
 		require.Equal(t, ref, runs(m))
+		if ref == nil {
+			require.Empty(t, pagelog.Runs(m))
+		} else {
+			require.Equal(t, ref, pagelog.Runs(m), "appendRuns")
+		}
+	}
+	for _, m := range [][]uint64{{0, 0}, {^uint64(0), ^uint64(0)}, {1 << 63, 1}, {0b1101, 1 | 1<<63}, {1 << 63, ^uint64(0), 1}} {
+		if r := runs(m); r == nil {
+			require.Empty(t, pagelog.Runs(m))
+		} else {
+			require.Equal(t, r, pagelog.Runs(m), "appendRuns of %x", m)
+		}
 	}
 }
 
@@ -305,6 +317,38 @@ func TestOpenSmallRegion(t *testing.T) {
 
 func put64(r *persist.Region, off int, v uint64) { binary.LittleEndian.PutUint64(r.Bytes()[off:], v) }
 
+// microEntry lays out a micro-log entry by hand: pid, slot, version, CRC
+// word, a one-word mask and n zero lines.
+func microEntry(pid, slot, ver, crcw, mask uint64, n int) []byte {
+	e := make([]byte, 40+64*n)
+	le := binary.LittleEndian
+	le.PutUint64(e, pid)
+	le.PutUint64(e[8:], slot)
+	le.PutUint64(e[16:], ver)
+	le.PutUint64(e[24:], crcw)
+	le.PutUint64(e[32:], mask)
+	return e
+}
+
+// plant appends the raw entries es to lane l's micro log of the closed
+// store in r (reopened and closed again), for TestCorrupt.
+func plant(l int, es ...[]byte) func(*pagelog.Store, *persist.Region) {
+	return func(_ *pagelog.Store, r *persist.Region) {
+		s, err := pagelog.Open(r, nil)
+		if err != nil {
+			panic(err)
+		}
+		for _, e := range es {
+			if err := pagelog.AppendMicro(s, l, e); err != nil {
+				panic(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			panic(err)
+		}
+	}
+}
+
 func TestCorrupt(t *testing.T) {
 	type tc struct {
 		name   string
@@ -380,29 +424,27 @@ func TestCorrupt(t *testing.T) {
 		{"two-word reserved word", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
 			r.Bytes()[pagelog.HeaderOffset(s, 3)+24] = 1
 		}},
-		{"micro log commit word fails its check", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 0), 1) // format 1's commit word for page 0
+		// Micro-log entries planted in a lane's log: every page is at
+		// version 1 in slot p.
+		{"micro log names page 8", packed, plant(0, microEntry(8, 0, 1, 0, 1, 1))},
+		{"micro log of the wrong lane", packed, plant(0, microEntry(1, 1, 1, 0, 1, 1))}, // page 1 is on lane 1
+		{"micro log slot out of range", twoWord, plant(1, microEntry(1, 9, 1, 0, 1, 1))},
+		{"micro log line beyond the page", twoWord, plant(1, microEntry(1, 1, 1, 0, 1<<10, 1))}, // 256-byte pages have 4 lines
+		{"micro log entry shorter than its mask", packed, plant(1, microEntry(3, 3, 1, 0, 0b11, 1))},
+		{"micro log entry longer than its mask", packed, plant(1, microEntry(3, 3, 1, 0, 0b1, 2))},
+		{"micro log empty mask", packed, plant(1, microEntry(3, 3, 1, 0, 0, 0))},
+		{"micro log CRC word without payload CRCs", packed, plant(1, microEntry(3, 3, 1, pagelog.Seal(7), 1, 1))},
+		{"micro log CRC word fails its check", packedCRC, plant(1, microEntry(3, 3, 1, 7, 1, 1))},
+		{"micro log version beyond the version bits", packed, plant(0, microEntry(2, 2, 1<<50, 0, 1, 1))},
+		{"micro log header", packed, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.LogOffset(s, 1)+20] ^= 0x01
 		}},
-		{"micro log names page 8", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 0), pagelog.Seal(used|8))
-		}},
-		{"micro log of the wrong lane", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 0), pagelog.Seal(used|1)) // page 1 is on lane 1
-		}},
-		{"micro log count", twoWord, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 1), pagelog.Seal(used|1))
-			put64(r, pagelog.LogOffset(s, 1)+16, 3)
-			put64(r, pagelog.LogOffset(s, 1)+32, 0b11)
-		}},
-		{"micro log line beyond the page", twoWord, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 1), pagelog.Seal(used|1))
-			put64(r, pagelog.LogOffset(s, 1)+16, 1)
-			put64(r, pagelog.LogOffset(s, 1)+32, 1<<10) // 256-byte pages have 4 lines
-		}},
-		{"micro log CRC", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.LogOffset(s, 1), pagelog.Seal(used|3))
-			put64(r, pagelog.LogOffset(s, 1)+16, 1)
-			put64(r, pagelog.LogOffset(s, 1)+32, 1)
+		{"micro log entry damaged", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
+			// Two good (stale) entries, then damage to the first: not a
+			// tear.
+			e := microEntry(3, 3, 0, pagelog.Seal(9), 1, 1)
+			plant(1, e, e)(s, r)
+			r.Bytes()[pagelog.LogOffset(s, 1)+256+16+40] ^= 0xff // a zero byte of its line
 		}},
 		{"checksum home names another page", checksum, func(s *pagelog.Store, r *persist.Region) {
 			put64(r, pagelog.HeaderOffset(s, 2), 3)

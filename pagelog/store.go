@@ -2,11 +2,13 @@ package pagelog
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
 )
 
 // Store is a failure-atomic page store in a persist.Region. See the package
@@ -18,6 +20,7 @@ import (
 // runs unmaps the memory under it (a fault, not an error).
 type Store struct {
 	r   *persist.Region
+	off int // Options.Offset: where mem starts in the region
 	mem []byte
 	g   geometry
 
@@ -53,13 +56,21 @@ type lane struct {
 	spare  uint32
 	word   [8]byte // source of a streamed header word
 	crcw   [8]byte // source of a streamed payload CRC word
-	stage  []byte  // micro log: the dirty lines gathered, allocated on first use
-	_      [64 - 56]byte
+
+	// The micro log (copy-on-write layouts; microlog.go).
+	log      *walog.Log
+	stage    []byte    // the entry being built, allocated on first use
+	runs     []lineRun // its runs of dirty lines
+	logged   int       // entries in the log
+	cowSince uint64    // Packed: copy-on-write writes on the lane since the log held entries
+	_        [64 - 40]byte
 }
 
 // Recovery reports what Open had to do.
 type Recovery struct {
-	// Replayed is the number of micro logs replayed into their pages.
+	// Replayed is the number of pages into which Open wrote lines from
+	// their micro-log entries (pages already holding them are not
+	// counted).
 	Replayed int
 	// Restored is the number of torn pages repaired from their backup
 	// (Checksum).
@@ -104,16 +115,6 @@ func (s *Store) hdr(i int) []byte {
 
 func (s *Store) payload(i int) []byte {
 	o := s.g.slotOff + i*s.g.pageSize
-	return s.mem[o : o+s.g.pageSize : o+s.g.pageSize]
-}
-
-func (s *Store) logHeader(l int) []byte {
-	o := s.g.logOff + l*s.g.logStride
-	return s.mem[o : o+s.g.logHdr : o+s.g.logHdr]
-}
-
-func (s *Store) logData(l int) []byte {
-	o := s.g.logOff + l*s.g.logStride + s.g.logHdr
 	return s.mem[o : o+s.g.pageSize : o+s.g.pageSize]
 }
 
@@ -163,7 +164,7 @@ func (s *Store) Write(pid uint64, page []byte) error {
 	if s.g.layout == Checksum {
 		err = s.writeChecksum(li, pid, page, nil)
 	} else {
-		err = s.writeCoW(ln, pid, page)
+		err = s.writeCoW(ln, li, pid, page)
 	}
 	ln.mu.Unlock()
 	return err
@@ -175,9 +176,9 @@ func (s *Store) Write(pid uint64, page []byte) error {
 // the page may be set. page is the whole new page; the lines not marked
 // must equal the stored ones (they may not be written). The guarantee is
 // Write's. Up to Options.MicroLogLines dirty lines go through the micro
-// log (logged, then written in place: four barriers, but only the dirty
-// lines are written, twice); more take the copy-on-write path. A mask with
-// no bit set writes nothing.
+// log (a redo entry appended to the lane's walog with one barrier, then
+// the lines stored in place, written back later); more take the
+// copy-on-write path. A mask with no bit set writes nothing.
 func (s *Store) WriteLines(pid uint64, page []byte, dirty []uint64) error {
 	if len(dirty) != s.g.maskWords {
 		return fmt.Errorf("%w: dirty mask of %d words, a %d-byte page needs %d", ErrInvalid, len(dirty), s.g.pageSize, s.g.maskWords)
@@ -198,9 +199,9 @@ func (s *Store) WriteLines(pid uint64, page []byte, dirty []uint64) error {
 	case s.g.layout == Checksum:
 		err = s.writeChecksum(li, pid, page, dirty)
 	case n > s.microMax:
-		err = s.writeCoW(ln, pid, page)
+		err = s.writeCoW(ln, li, pid, page)
 	default:
-		err = s.writeMicro(ln, li, pid, page, dirty, n)
+		err = s.writeMicro(ln, li, pid, page, dirty)
 	}
 	ln.mu.Unlock()
 	return err
@@ -262,19 +263,25 @@ func (s *Store) verifyWord(pid uint64, sl int, seq, c uint64, page []byte) error
 // it after the store).
 func (s *Store) Close() error {
 	already := true
+	var err error
 	for i := range s.lanes {
 		ln := &s.lanes[i]
 		ln.mu.Lock()
 		if !ln.closed {
 			already = false
 			ln.closed = true
+			if ln.log != nil {
+				if e := ln.log.Close(); e != nil && err == nil && !errors.Is(e, walog.ErrClosed) {
+					err = logError(i, e)
+				}
+			}
 		}
 		ln.mu.Unlock()
 	}
 	if already {
 		return ErrClosed
 	}
-	return nil
+	return err
 }
 
 // Check verifies the whole store against its invariants: every slot header
@@ -344,9 +351,9 @@ func (s *Store) Check() error {
 		case s.g.layout == TwoWord && h.ver > s.pt[h.pid].ver:
 			return corrupt("spare slot %d holds version %d of page %d, newer than the current %d", sp, h.ver, h.pid, s.pt[h.pid].ver)
 		}
-		if c := binary.LittleEndian.Uint64(s.logHeader(l)); c != 0 {
-			return corrupt("micro log of lane %d is still valid (%#x)", l, c)
-		}
+	}
+	if err := s.checkLogs(); err != nil {
+		return err
 	}
 	return s.scan()
 }

@@ -126,7 +126,7 @@ func runPage(b *bench) error {
 	}
 	tab.notes = append(tab.notes,
 		"cow: packed 1-word header (default), 2 barriers; cow-crc: the same with a CRC32C of every page (PayloadCRC); cow-fence: paper's 2-word header, fence only between pid and pvn (needs line-atomic write-back); cow-2word: flush+fence between them, 3 barriers",
-		"microlog-N: WriteLines with N dirty lines, 4 barriers; checksum: backup copy + in-place write with CRC32C, 2 barriers, page written twice; inplace-unsafe: one persist.Copy, not failure-atomic",
+		"microlog-N: WriteLines with N dirty lines through the micro log (a walog entry, 1 barrier; the lines in place are streamed); checksum: backup copy + in-place write with CRC32C, 2 barriers, page written twice; inplace-unsafe: one persist.Copy, not failure-atomic",
 		b.r.Info().String())
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
