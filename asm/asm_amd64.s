@@ -160,10 +160,15 @@ vec:
 vecloop:
 	CMPQ CX, $128
 	JB vec1
-	// At each new destination page, touch the next one: its page
-	// walk then overlaps this page's stores (PREFETCH never faults).
+	// At each new destination page that the range goes past, touch
+	// the next one: its page walk then overlaps this page's stores
+	// (PREFETCH never faults). Not past the range: the next page is not
+	// ours to touch, and on sequential copies of a page or less it was
+	// a read of the line the next call then streams over.
 	TESTQ $4095, DI
 	JNZ nopf
+	CMPQ CX, $4096
+	JBE nopf
 	PREFETCHT0 4096(DI)
 
 nopf:
@@ -264,10 +269,15 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
-	// At each new destination page, touch the next one: its page
-	// walk then overlaps this page's stores (PREFETCH never faults).
+	// At each new destination page that the range goes past, touch
+	// the next one: its page walk then overlaps this page's stores
+	// (PREFETCH never faults). Not past the range: the next page is not
+	// ours to touch, and on sequential copies of a page or less it was
+	// a read of the line the next call then streams over.
 	TESTQ $4095, DI
 	JNZ nopf
+	CMPQ CX, $4096
+	JBE nopf
 	PREFETCHT0 4096(DI)
 
 nopf:
@@ -369,10 +379,15 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
-	// At each new destination page, touch the next one: its page
-	// walk then overlaps this page's stores (PREFETCH never faults).
+	// At each new destination page that the range goes past, touch
+	// the next one: its page walk then overlaps this page's stores
+	// (PREFETCH never faults). Not past the range: the next page is not
+	// ours to touch, and on sequential copies of a page or less it was
+	// a read of the line the next call then streams over.
 	TESTQ $4095, DI
 	JNZ nopf
+	CMPQ CX, $4096
+	JBE nopf
 	PREFETCHT0 4096(DI)
 
 nopf:
@@ -466,10 +481,15 @@ vec:
 vecloop:
 	CMPQ CX, $128
 	JB vec1
-	// At each new destination page, touch the next one: its page
-	// walk then overlaps this page's stores (PREFETCH never faults).
+	// At each new destination page that the range goes past, touch
+	// the next one: its page walk then overlaps this page's stores
+	// (PREFETCH never faults). Not past the range: the next page is not
+	// ours to touch, and on sequential copies of a page or less it was
+	// a read of the line the next call then streams over.
 	TESTQ $4095, DI
 	JNZ nopf
+	CMPQ CX, $4096
+	JBE nopf
 	PREFETCHT0 4096(DI)
 
 nopf:
@@ -550,10 +570,15 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
-	// At each new destination page, touch the next one: its page
-	// walk then overlaps this page's stores (PREFETCH never faults).
+	// At each new destination page that the range goes past, touch
+	// the next one: its page walk then overlaps this page's stores
+	// (PREFETCH never faults). Not past the range: the next page is not
+	// ours to touch, and on sequential copies of a page or less it was
+	// a read of the line the next call then streams over.
 	TESTQ $4095, DI
 	JNZ nopf
+	CMPQ CX, $4096
+	JBE nopf
 	PREFETCHT0 4096(DI)
 
 nopf:
@@ -635,10 +660,15 @@ vec:
 vecloop:
 	CMPQ CX, $256
 	JB vec1
-	// At each new destination page, touch the next one: its page
-	// walk then overlaps this page's stores (PREFETCH never faults).
+	// At each new destination page that the range goes past, touch
+	// the next one: its page walk then overlaps this page's stores
+	// (PREFETCH never faults). Not past the range: the next page is not
+	// ours to touch, and on sequential copies of a page or less it was
+	// a read of the line the next call then streams over.
 	TESTQ $4095, DI
 	JNZ nopf
+	CMPQ CX, $4096
+	JBE nopf
 	PREFETCHT0 4096(DI)
 
 nopf:
