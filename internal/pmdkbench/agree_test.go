@@ -26,6 +26,7 @@ func TestSidesAgree(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	require.True(t, p.IsPMem(), "PMEM_IS_PMEM_FORCE=1 is set by TestMain")
+	require.NoError(t, Prefault(g, p))
 	require.Equal(t, make([]byte, size), g.Bytes(), "pre-faulted with zeros")
 	require.Equal(t, make([]byte, size), p.Bytes())
 

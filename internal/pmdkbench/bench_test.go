@@ -73,8 +73,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// mapRegions maps and pre-faults both 1 GiB regions and prints what runs,
-// as benchstat configuration lines.
+// mapRegions maps and pre-faults both 1 GiB regions (together: Prefault)
+// and prints what runs, as benchstat configuration lines.
 func mapRegions() error {
 	var err error
 	path := benchFile("braid")
@@ -87,6 +87,9 @@ func mapRegions() error {
 	pmemRegion, err = MapPMem(path, regionSize)
 	os.Remove(path)
 	if err != nil {
+		return err
+	}
+	if err := Prefault(braidRegion, pmemRegion); err != nil {
 		return err
 	}
 	// The file name (with the pid) is left out, so that the lines of

@@ -28,7 +28,7 @@ type PMem struct {
 }
 
 // MapPMem creates path (which must not exist) with size bytes through
-// pmem_map_file, writes every byte once and pmem_persists it all.
+// pmem_map_file, sparse: Prefault allocates and writes it.
 func MapPMem(path string, size int) (*PMem, error) {
 	if size < 64 {
 		return nil, fmt.Errorf("pmdkbench: region of %d bytes", size)
@@ -41,6 +41,11 @@ func MapPMem(path string, size int) (*PMem, error) {
 		return nil, fmt.Errorf("pmdkbench: pmem_map_file %s: %w", path, err)
 	}
 	return &PMem{base: p, size: size, isPMem: isPMem != 0, x: seed}, nil
+}
+
+// persist is pmem_persist of [off, off+n).
+func (p *PMem) persist(off, n int) {
+	C.pb_persist((*C.char)(unsafe.Add(p.base, off)), C.size_t(n))
 }
 
 // IsPMem is what pmem_map_file said: 1 on a DAX file, or when

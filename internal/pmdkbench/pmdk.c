@@ -11,7 +11,7 @@
 
 void *pb_map(const char *path, size_t len, int *is_pmem) {
 	size_t mapped = 0;
-	char *p = pmem_map_file(path, len, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0644, &mapped, is_pmem);
+	char *p = pmem_map_file(path, len, PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE, 0644, &mapped, is_pmem);
 	if (p == NULL)
 		return NULL;
 	if (mapped != len) {
@@ -19,10 +19,10 @@ void *pb_map(const char *path, size_t len, int *is_pmem) {
 		errno = EINVAL;
 		return NULL;
 	}
-	memset(p, 0, len);
-	pmem_persist(p, len);
 	return p;
 }
+
+void pb_persist(char *p, size_t len) { pmem_persist(p, len); }
 
 int pb_unmap(void *addr, size_t len) { return pmem_unmap(addr, len); }
 

@@ -14,11 +14,13 @@
 #include <libpmemblk.h>
 
 // pb_map creates path (it must not exist) with len bytes through
-// pmem_map_file, writes every byte once and pmem_persists the whole range.
-// It returns the mapping, or NULL with errno set. *is_pmem is libpmem's
-// verdict (1 with PMEM_IS_PMEM_FORCE=1).
+// pmem_map_file, sparse: nothing is allocated until the caller writes it
+// (Prefault). It returns the mapping, or NULL with errno set. *is_pmem is
+// libpmem's verdict (1 with PMEM_IS_PMEM_FORCE=1).
 void *pb_map(const char *path, size_t len, int *is_pmem);
 int pb_unmap(void *addr, size_t len);
+// pb_persist is pmem_persist.
+void pb_persist(char *p, size_t len);
 
 // pb_copy_persist: n pmem_memcpy_persist of size bytes from src to
 // sequential destinations in [base, base+len), wrapping at the end. *off is
