@@ -422,6 +422,12 @@ func TestSimulatedReports(t *testing.T) {
 	require.NoError(t, r.Copy(mem[64:64+8], []byte("12345678"), persist.NoDrain))
 	require.Equal(t, []string{"flush", "0064", "0008"}, d.ops)
 	d.ops = nil
+	// NonTemporal streams below the threshold, and in every build (the
+	// portable one has no streaming stores of its own): a simulation
+	// replays the same everywhere.
+	require.NoError(t, r.Copy(mem[64:64+8], []byte("12345678"), persist.NonTemporal|persist.NoDrain))
+	require.Equal(t, []string{"stream", "0064", "0008"}, d.ops)
+	d.ops = nil
 	require.NoError(t, r.Set(mem[128:128+64], 7, persist.NoDrain))
 	require.Equal(t, []string{"stream", "0128", "0064"}, d.ops)
 	d.ops = nil
