@@ -99,7 +99,7 @@ func TestSortUnwritableTempDir(t *testing.T) {
 	notDir := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
 	for _, tmp := range []string{filepath.Join(dir, "missing"), notDir} {
-		for _, mode := range []Mode{MergePass, EMS} {
+		for _, mode := range []Mode{MergePass, EMS, OnePass, Auto} {
 			_, err := Sort(context.Background(), in, out, &Options{Mode: mode, TempDir: tmp, MemBudget: 1 << 20})
 			require.ErrorIs(t, err, ErrOptions)
 			require.NoFileExists(t, out)

@@ -20,7 +20,7 @@ import (
 // at record 0.
 type GenOptions struct {
 	Count uint64  // number of records
-	Start Uint128 // first record number (gensort -b)
+	Start Uint128 // first record number (gensort -b); numbers past 2^128-1 wrap to 0, as in gensort
 	ASCII bool    // printable records (gensort -a); gensort format only
 	Skew  bool    // skewed keys (gensort -s)
 
@@ -609,7 +609,7 @@ func Generate(ctx context.Context, path string, o GenOptions, force bool) (GenRe
 	size := offs[len(offs)-1]
 	res := GenResult{Records: o.Count, Bytes: size}
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+".pmsort-"+randSuffix()+".tmp")
-	m, err := createMapped(tmp, size, force)
+	m, err := createMappedAs(tmp, path, size, force)
 	if err != nil {
 		return res, err
 	}

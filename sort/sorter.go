@@ -62,7 +62,8 @@ type Options struct {
 	// half of the physical memory; more than the physical memory is an
 	// error. The process needs a few MiB more for itself.
 	MemBudget int64
-	// TempDir holds the run files; "": the output's directory.
+	// TempDir holds the run files; "": the output's directory. A TempDir
+	// given is checked (exists, a directory, writable) in every mode.
 	TempDir string
 	// PointerSize is 5 (default, 2^40 records or bytes) or 8.
 	PointerSize int
@@ -334,7 +335,9 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	j.rep.Mode = string(mode)
 	j.rep.Records, j.rep.Bytes = j.n, j.size
 
-	if mode != OnePass {
+	// A temp dir given is checked whatever the mode (a bad one is an
+	// error even when this input needs no run files).
+	if mode != OnePass || s.o.TempDir != "" {
 		if err := j.setupTempDir(filepath.Dir(out)); err != nil {
 			return nil, err
 		}
@@ -342,8 +345,8 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	defer j.removeTemps()
 
 	tmpOut := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".pmsort-"+randSuffix()+".tmp")
-	if j.out, err = createMapped(tmpOut, j.size, s.o.ForcePMem); err != nil {
-		return nil, fmt.Errorf("sort: output: %w", err)
+	if j.out, err = createMappedAs(tmpOut, "output "+out, j.size, s.o.ForcePMem); err != nil {
+		return nil, err
 	}
 	if j.out.r != nil {
 		info := j.out.r.Info()

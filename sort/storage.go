@@ -35,6 +35,12 @@ type mapped struct {
 // failure is an ErrNoSpace error. The free space is checked up front
 // either way.
 func createMapped(path string, size int64, force bool) (*mapped, error) {
+	return createMappedAs(path, path, size, force)
+}
+
+// createMappedAs is createMapped with errors that name the file as label
+// (the final name of an output written under a temporary one).
+func createMappedAs(path, label string, size int64, force bool) (*mapped, error) {
 	if size == 0 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
@@ -44,13 +50,13 @@ func createMapped(path string, size int64, force bool) (*mapped, error) {
 	}
 	dir := filepath.Dir(path)
 	if free, err := freeSpace(dir); err == nil && free < size {
-		return nil, &detailError{ErrNoSpace, fmt.Sprintf("sort: %s needs %d bytes, %s has %d free", path, size, dir, free)}
+		return nil, &detailError{ErrNoSpace, fmt.Sprintf("sort: %s needs %d bytes, %s has %d free", label, size, dir, free)}
 	}
 	sparse := canPopulate() && dirOnTmpfs(dir)
 	r, err := persist.Map(path, &persist.Options{Size: size, Create: true, Exclusive: true, ForcePMem: force,
 		NoPrefault: true, Sparse: sparse})
 	if err != nil {
-		return nil, fmt.Errorf("create %s (%d bytes): %w", path, size, err)
+		return nil, fmt.Errorf("create %s (%d bytes): %w", label, size, err)
 	}
 	return &mapped{path: path, r: r, data: r.Bytes(), sparse: sparse}, nil
 }

@@ -117,6 +117,39 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if mpmem == 0 {
 		mpmem = byteSize(max(sort.MinMemBudget, *n*16/4+8<<20))
 	}
+	// Every mode's options are checked before anything is generated.
+	for _, m := range plan {
+		sf.mode, sf.mem = string(m.mode), mem
+		if m.mode == sort.MergePass {
+			sf.mem = mpmem
+		}
+		flagName := "-mem"
+		if m.mode == sort.MergePass {
+			flagName = "-mpmem"
+		}
+		o, err := sf.options()
+		var ue usageError
+		if errors.As(err, &ue) && strings.Contains(ue.msg, "budget") {
+			return usagef("%s %d (the budget of %s): %s", flagName, int64(sf.mem), m.name, ue.msg)
+		}
+		if err != nil {
+			return err
+		}
+		s, err := sort.NewSorter(o)
+		if err != nil {
+			return usagef("%s %d (the budget of %s): %s", flagName, int64(sf.mem), m.name, message(err))
+		}
+		s.Close()
+	}
+	var profFile *os.File
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return usagef("-cpuprofile: %v", err)
+		}
+		defer f.Close()
+		profFile = f
+	}
 	log := func(format string, a ...any) {
 		if !*asJSON {
 			fmt.Fprintf(stdout, format, a...)
@@ -137,13 +170,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+	if profFile != nil {
+		if err := pprof.StartCPUProfile(profFile); err != nil {
 			return err
 		}
 		defer pprof.StopCPUProfile()

@@ -15,7 +15,10 @@ const genUsage = `[-a] [-s] [-c] [-bSTARTING_REC_NUM] [-t N] [-key K -value V | 
 Writes the same bytes as gensort 1.5 for the same -a, -s, -b and NUM_RECS
 (binary records by default), in parallel. -key/-value/-klv select other
 record formats (a braid extension; see sort/README.md). The size is checked
-against the file system's free space before anything is generated.`
+against the file system's free space before anything is generated.
+As gensort does, an existing FILE_NAME is replaced (atomically: the records
+are written under a temporary name and renamed when complete). Record
+numbers past 2^128-1 wrap to 0, as in gensort.`
 
 // gensortArgs rewrites gensort's attached "-bN" into "-b=N" for package flag.
 func gensortArgs(args []string) []string {

@@ -13,8 +13,9 @@
 // Exit status: 0 on success; 1 on failure (for validate, as valsort: also
 // when the records are out of order or not a permutation); 2 on bad usage
 // (unknown command, missing or extra arguments, bad flag values), with a
-// message that says what is wrong; 130 when interrupted (Ctrl-C or
-// SIGTERM), after removing any partial output.
+// message that says what is wrong; 130 when interrupted (Ctrl-C, SIGTERM,
+// or SIGPIPE when the reader of the output goes away), after removing any
+// partial output.
 package main
 
 import (
@@ -41,7 +42,10 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE too: a reader that went away (pmsort bench | head) stops the
+	// work like Ctrl-C does, and the input and output files are removed,
+	// instead of the process dying with them in place.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -141,7 +145,7 @@ func message(err error) string {
 
 // subcommand wraps a flag-parsing command into cobra.
 func subcommand(name, short string, run command, stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:                name,
 		Short:              short,
 		DisableFlagParsing: true,
@@ -154,29 +158,42 @@ func subcommand(name, short string, run command, stdout, stderr io.Writer) *cobr
 			return &cmdError{name: name, err: err}
 		},
 	}
+	// 'pmsort help NAME' prints the command's own usage and flags (cobra
+	// knows none of them: each command parses its own).
+	c.SetHelpFunc(func(*cobra.Command, []string) {
+		_ = run(context.Background(), []string{"-h"}, stdout, stderr)
+	})
+	return c
 }
 
 func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("pmsort "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: pmsort %s %s\n", name, usage)
+		fmt.Fprintf(fs.Output(), "usage: pmsort %s %s\n", name, usage)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-// parseFlags parses args; a bad flag has been reported by package flag
-// (with the usage) and is exit status 2, -h is 0.
+// parseFlags parses args. A bad flag is a usage error of one line (run
+// prints it with a pointer to -h, not the whole usage); -h prints the
+// usage and is exit status 0.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
+		usage()
 		return exitError{exitOK}
 	default:
-		return exitError{exitUsage}
+		return usageError{err.Error()}
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -193,7 +194,14 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"gen", "-t", "-1", "5", out}, 2, "-t -1: want 0"},
 		{[]string{"gen", "x", out}, 2, `NUM_RECS "x"`},
 		{[]string{"gen", "-bx", "4", out}, 2, "-bx"},
-		{[]string{"gen", "-zz", "4", out}, 2, "flag provided but not defined"},
+		{[]string{"gen", "-zz", "4", out}, 2, "pmsort gen: flag provided but not defined: -zz"},
+		{[]string{"sort", "-mem", "-1"}, 2, `pmsort sort: invalid value "-1" for flag -mem`},
+		{[]string{"help", "sort"}, 0, "-tmp"},
+		{[]string{"sort", "-i", in, "-o", out, "-tmp", filepath.Join(dir, "nosuch")}, 1, "temp dir"},
+		{[]string{"validate", "-perm", filepath.Join(dir, "nosuch"), in}, 1, "pmsort validate: -perm " + filepath.Join(dir, "nosuch") + ": no such file"},
+		{[]string{"validate", "-o", filepath.Join(dir, "nodir", "s"), in}, 1, "directory " + filepath.Join(dir, "nodir")},
+		{[]string{"bench", "-mpmem", "1", "-dir", dir}, 2, "-mpmem 1 (the budget of MergePass)"},
+		{[]string{"bench", "-cpuprofile", filepath.Join(dir, "nodir", "p"), "-dir", dir}, 2, "-cpuprofile"},
 		{[]string{"gen", "-h"}, 0, "usage: pmsort gen"},
 		{[]string{"gen", "-key", "0", "4", out}, 2, "record format"},
 		{[]string{"gen", "100", dir}, 1, "pmsort gen: " + dir + " is a directory"},
@@ -224,8 +232,11 @@ func TestExitStatuses(t *testing.T) {
 		require.NotContains(t, msg, "invalid options", "%v", c.args)
 		require.NotContains(t, msg, "panic", "%v", c.args)
 		require.NotContains(t, msg, "fatal error", "%v", c.args)
-		if c.code == 2 && !strings.Contains(msg, "usage:") {
+		if c.code == 2 {
+			// One line saying what is wrong, then where the usage is.
+			require.NotContains(t, msg, "usage:", "%v", c.args)
 			require.Contains(t, msg, "Run 'pmsort", "%v", c.args)
+			require.Equal(t, 2, strings.Count(msg, "\n"), "%v: %q", c.args, msg)
 		}
 	}
 	require.NoFileExists(t, out)
@@ -273,6 +284,40 @@ func TestInterrupted(t *testing.T) {
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	require.Equal(t, []string{in}, left)
+}
+
+// TestMain lets a test run this test binary as pmsort itself
+// (BRAID_PMSORT_MAIN=1), for what only a process shows: signals.
+func TestMain(m *testing.M) {
+	if os.Getenv("BRAID_PMSORT_MAIN") == "1" {
+		os.Args = append([]string{"pmsort"}, os.Args[1:]...)
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestBrokenPipe: when the reader of its output goes away (pmsort bench |
+// head -1), pmsort stops and removes its files.
+func TestBrokenPipe(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "bench", "-n", "200000", "-runs", "20", "-dir", dir)
+	cmd.Env = append(os.Environ(), "BRAID_PMSORT_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, line, "generated 200000 records")
+	require.NoError(t, stdout.Close())
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+	require.Equal(t, 130, ee.ExitCode(), "stderr: %s", stderr.String())
+	left, _ := os.ReadDir(dir)
+	require.Empty(t, left, "files left behind")
 }
 
 // A profile's knee cannot start a thousand readers on two CPUs, and the

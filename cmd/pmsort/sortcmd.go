@@ -80,7 +80,7 @@ func (f *sortFlags) options() (*sort.Options, error) {
 	if f.profile != "" {
 		p, err := persist.LoadProfile(f.profile)
 		if err != nil {
-			return nil, fmt.Errorf("-profile %s: %w", f.profile, err)
+			return nil, fmt.Errorf("-profile: %w", err)
 		}
 		o.Profile, o.ProfileName = p, f.profile
 	}
@@ -129,8 +129,9 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sorting"),
 				// No rate: the output advances a write buffer (up to
 				// 256 MiB) at a time, so an instantaneous rate is noise.
+				// It ends at 100% on a line of its own.
 				progressbar.OptionThrottle(100_000_000),
-				progressbar.OptionClearOnFinish())
+				progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
 			o.Progress = func(done, total int64) { _ = bar.Set64(done) }
 		}
 	}
@@ -147,7 +148,11 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	rep, err := sort.Sort(ctx, *in, *out, o)
 	if bar != nil {
-		_ = bar.Finish()
+		if err == nil {
+			_ = bar.Finish()
+		} else {
+			fmt.Fprintln(stderr) // leave the bar where it stopped
+		}
 	}
 	if err != nil {
 		return err

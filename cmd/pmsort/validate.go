@@ -68,6 +68,19 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return exitError{exitFail}
 	}
+	if *perm != "" {
+		// Checked before the (long) validation of FILE_NAME.
+		if st, err := os.Stat(*perm); err != nil {
+			return fail(fmt.Errorf("-perm %s: %w", *perm, errors.Unwrap(err)))
+		} else if !st.Mode().IsRegular() {
+			return fail(fmt.Errorf("-perm %s is not a regular file", *perm))
+		}
+	}
+	if *sumOut != "" {
+		if err := writableDir(*sumOut); err != nil {
+			return fail(err)
+		}
+	}
 	vo := sort.ValidateOptions{Format: f, CaseInsensitive: *fold, Threads: *threads}
 	var s *sort.Summary
 	if *summaries {
@@ -84,6 +97,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else {
 		s, err = sort.Validate(ctx, file, vo)
 		if err != nil {
+			if ctx.Err() == nil && !strings.Contains(err.Error(), file) {
+				err = errors.New(file + ": " + message(err))
+			}
 			return fail(err)
 		}
 	}
@@ -93,7 +109,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			err = writeFileAtomic(*sumOut, b)
 		}
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("-o %s: %w", *sumOut, err))
 		}
 	}
 	if !*quiet {
@@ -154,6 +170,19 @@ func notSameFile(out, other string) error {
 	return nil
 }
 
+// writableDir checks that the directory of path exists and is one.
+func writableDir(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("-o %s: directory %s: %w", path, dir, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("-o %s: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
 // writeFileAtomic writes b to path through a temporary file in the same
 // directory, made durable and renamed, so that path holds either its old
 // contents or all of b.
@@ -164,7 +193,11 @@ func writeFileAtomic(path string, b []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(b)
+	// CreateTemp makes the file private; a summary is an ordinary output.
+	err = f.Chmod(0o644)
+	if err == nil {
+		_, err = f.Write(b)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
