@@ -155,4 +155,82 @@ func BenchmarkGather(b *testing.B) {
 	}
 }
 
+// BenchmarkOutputFile: what creating a sort's output costs on the file
+// system under $BRAID_BENCH_DIR (default /dev/shm), per byte, in the steps
+// the sorter takes: create (fallocate), populate (fault the pages in, two
+// goroutines, as the writer pool does), and the streaming copy into pages
+// already there. $BRAID_BENCH_OUTPUT sets the size (default 256 MiB).
+func BenchmarkOutputFile(b *testing.B) {
+	dir := os.Getenv("BRAID_BENCH_DIR")
+	if dir == "" {
+		dir = "/dev/shm"
+	}
+	size := int64(256 << 20)
+	if v := os.Getenv("BRAID_BENCH_OUTPUT"); v != "" {
+		if _, err := fmt.Sscan(v, &size); err != nil || size < 1<<20 {
+			b.Fatalf("BRAID_BENCH_OUTPUT=%q: want a size in bytes of at least 1 MiB", v)
+		}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("braid-output-bench-%d", os.Getpid()))
+	create := func(b *testing.B) *mapped {
+		os.Remove(path)
+		m, err := createMapped(path, size, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	populate2 := func(b *testing.B, m *mapped) {
+		err := parallelChunks(context.Background(), 2, 2, func(i int) error {
+			d := m.bytes()
+			return populate(d[int64(i)*size/2 : int64(i+1)*size/2])
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("create", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			m := create(b)
+			b.StopTimer()
+			m.close()
+			os.Remove(path)
+			b.StartTimer()
+		}
+	})
+	b.Run("populate", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			b.StopTimer()
+			m := create(b)
+			b.StartTimer()
+			populate2(b, m)
+			b.StopTimer()
+			m.close()
+			os.Remove(path)
+			b.StartTimer()
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		m := create(b)
+		defer os.Remove(path)
+		defer m.close()
+		populate2(b, m)
+		src := make([]byte, 64<<20)
+		for i := range src {
+			src[i] = byte(i*7 + 1)
+		}
+		j := &job{s: &Sorter{pools: Pools{Writers: 2}}, ctx: context.Background()}
+		b.SetBytes(size)
+		for b.Loop() {
+			for off := int64(0); off < size; off += int64(len(src)) {
+				if err := j.putParallel(m, off, src[:min(int64(len(src)), size-off)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
 func runtimeGC() { runtime.GC(); debug.FreeOSMemory() }

@@ -1,6 +1,7 @@
-// Package sort is WiscSort ([WS], papers/000): an external sorter for
-// byte-addressable storage, plus the sortbenchmark tools it is measured
-// with — a gensort 1.5 compatible generator and a valsort compatible
+// Package sort is WiscSort ([WS]: V. Banakar et al., "WiscSort: External
+// Sorting For Byte-Addressable Storage", PVLDB 16(9), 2023): an external
+// sorter for byte-addressable storage, plus the sortbenchmark tools it is
+// measured with — a gensort 1.5 compatible generator and a valsort compatible
 // validator.
 //
 // # Records

@@ -47,7 +47,8 @@ type GenResult struct {
 }
 
 // payloadXor are the constants that gensort 1.5 XORs into the random
-// numbers of the nine 10-byte value parts (ALGORITHMS.md 8.2).
+// numbers of the nine 10-byte value parts (gensort 1.5's gensort.c, as
+// published with sortbenchmark.org's tools).
 var payloadXor = [10]Uint128{
 	{},
 	{0xF0E8E4E2E1D8D4D2, 0xD1CC000000000000},
