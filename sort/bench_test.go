@@ -157,10 +157,9 @@ func BenchmarkGather(b *testing.B) {
 
 // BenchmarkOutputFile: what creating a sort's output costs on the file
 // system under $BRAID_BENCH_DIR (default /dev/shm), per byte, in the steps
-// the sorter takes: create (fallocate, or a sparse file on tmpfs), populate
-// (fault the pages in, two
-// goroutines, as the writer pool does), and the streaming copy into pages
-// already there. $BRAID_BENCH_OUTPUT sets the size (default 256 MiB).
+// the sorter takes: create (fallocate, or a sparse file on tmpfs),
+// populate (fault the pages in, two goroutines, as the writer pool does),
+// and the streaming copy into pages already there. $BRAID_BENCH_OUTPUT sets the size (default 256 MiB).
 func BenchmarkOutputFile(b *testing.B) {
 	dir := os.Getenv("BRAID_BENCH_DIR")
 	if dir == "" {
