@@ -3,6 +3,8 @@ package fam_test
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
@@ -150,7 +152,7 @@ func TestFootprint(t *testing.T) {
 	require.ErrorIs(t, err, fam.ErrSize)
 	_, err = fam.Footprint(16, 0)
 	require.ErrorIs(t, err, fam.ErrInvalid)
-	_, err = fam.Footprint(16, 1<<62)
+	_, err = fam.Footprint(16, math.MaxInt) // overflows int
 	require.ErrorIs(t, err, fam.ErrInvalid)
 	n, err = fam.LogFootprint(16, 10, nil)
 	require.NoError(t, err)
@@ -163,6 +165,16 @@ func TestFootprint(t *testing.T) {
 	require.ErrorIs(t, err, fam.ErrInvalid)
 	_, err = fam.LogFootprint(16, 10, &fam.LogOptions{Lanes: 5000})
 	require.ErrorIs(t, err, fam.ErrInvalid)
+	// The most lanes of the largest size: 1 TiB of logs, which a 32-bit
+	// int cannot count.
+	n, err = fam.LogFootprint(16, 10, &fam.LogOptions{Lanes: 1024, LaneBytes: 1 << 30})
+	if bits.UintSize == 64 {
+		require.NoError(t, err)
+		require.Equal(t, uint64(64+1024<<30+10*16), uint64(n))
+	} else {
+		require.ErrorIs(t, err, fam.ErrInvalid)
+		require.ErrorContains(t, err, "32-bit address space")
+	}
 }
 
 func TestCreateErrors(t *testing.T) {
@@ -186,7 +198,7 @@ func TestCreateErrors(t *testing.T) {
 			{"offset negative", r, -64, 16, 1, fam.ErrInvalid},
 			{"offset past end", r, 1 << 16, 16, 1, fam.ErrTooSmall},
 			{"too many objects", r, 0, 16, 10000, fam.ErrTooSmall},
-			{"huge count", r, 0, 16, 1 << 60, fam.ErrInvalid},
+			{"huge count", r, 0, 16, math.MaxInt, fam.ErrInvalid},
 		} {
 			t.Run(k.name+"/"+c.name, func(t *testing.T) {
 				_, err := k.create(c.r, c.off, c.size, c.count)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 
@@ -138,6 +139,10 @@ func LogFootprint(size, count int, opts *LogOptions) (int, error) {
 		return 0, err
 	}
 	lanes, lb := opts.resolve()
+	if lb > (math.MaxInt-headerSize)/lanes {
+		// Only where an int is 32 bits: 1024 lanes of 1 GiB is 2^40.
+		return 0, fmt.Errorf("%w: %d lanes of %d bytes exceed the %d-bit address space", ErrInvalid, lanes, lb, bits.UintSize)
+	}
 	fixed := headerSize + lanes*lb
 	if count < 1 || count > (int(^uint(0)>>1)-fixed)/objStride(size) {
 		return 0, fmt.Errorf("%w: count %d", ErrInvalid, count)
@@ -235,6 +240,11 @@ func OpenLog(r *persist.Region, off int) (*LogArray, error) {
 	}
 	if int(h.Stride) != objStride(size) {
 		return nil, fmt.Errorf("%w: header says a stride of %d bytes, %d-byte objects take %d", ErrCorrupt, h.Stride, size, objStride(size))
+	}
+	if lb > (r.Size()-off-headerSize)/lanes {
+		// Checked before the product, which can overflow a 32-bit int.
+		return nil, fmt.Errorf("%w: header says %d lanes of %d bytes, more than the %d bytes from offset %d",
+			ErrTooSmall, lanes, lb, r.Size()-off, off)
 	}
 	count, err := logKind.Extent(r, off, lanes*lb, h)
 	if err != nil {

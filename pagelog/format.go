@@ -104,8 +104,11 @@ func decodeSuper(b []byte) (super, error) {
 		return s, corrupt("superblock layout %d", l)
 	case ps < MinPageSize || ps > MaxPageSize || ps%MinPageSize != 0:
 		return s, corrupt("superblock page size %d", ps)
-	case slots == 0 || slots > MaxSlots || pages == 0 || pages >= slots || slots-pages > MaxSpares:
+	case slots == 0 || slots > formatMaxSlots || pages == 0 || pages >= slots || slots-pages > MaxSpares:
 		return s, corrupt("superblock says %d pages in %d slots", pages, slots)
+	case slots > MaxSlots:
+		// A valid store, of more slots than an int counts (32-bit only).
+		return s, fmt.Errorf("%w: the store has %d slots, more than a %d-bit process can map (%d)", ErrTooSmall, slots, bits.UintSize, MaxSlots)
 	case crcFlag && l == uint32(Checksum):
 		return s, corrupt("superblock: payload-CRC flag on the checksum layout")
 	}

@@ -186,7 +186,12 @@ func open(r *persist.Region, opts *Options, bk broken) (*Store, error) {
 		return nil, fmt.Errorf("%w: the store has micro logs of %d bytes, %d asked", ErrInvalid, sb.logBytes, o.MicroLogBytes)
 	}
 	g, err := newGeometry(sb.layout, sb.pageSize, sb.pages, sb.slots, sb.pidBits, sb.payloadCRC, sb.logBytes)
-	if err != nil {
+	var tl *tooLargeError
+	switch {
+	case errors.As(err, &tl):
+		// A store no region of this (32-bit) process can hold.
+		return nil, err
+	case err != nil:
 		return nil, corrupt("superblock: %v", err)
 	}
 	if g.size > avail {

@@ -2,6 +2,7 @@ package pagelog
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/braid-pm/braid/walog"
@@ -52,9 +53,16 @@ const (
 	MaxSpares   = 1024
 	MinPageSize = 256
 	MaxPageSize = 1 << 20
-	// MaxSlots bounds the slot count (slot indexes are 32-bit in DRAM).
-	MaxSlots = 1<<32 - 1
+	// MaxSlots bounds the slot count: slot indexes are 32-bit in DRAM
+	// (formatMaxSlots), and on a 32-bit platform a slot count is an int.
+	// On either, the store's size must also fit in an int (Size): 2 GiB
+	// on a 32-bit platform, which in practice is the tighter limit there.
+	MaxSlots = min(formatMaxSlots, math.MaxInt)
 )
+
+// formatMaxSlots is the largest slot count the format allows, whatever
+// the platform.
+const formatMaxSlots = 1<<32 - 1
 
 // Options configure Create and Open. A nil *Options means the defaults.
 //
@@ -265,12 +273,9 @@ func newGeometry(layout Layout, pageSize, pages, slots, pidBits int, crc bool, l
 	if g.crc {
 		g.hdrSize *= 2
 	}
-	// Keep every product far from overflow: slots < 2^32, pageSize <= 2^20.
 	if slots <= 0 || slots > MaxSlots || pages <= 0 || pages >= slots || g.lanes > MaxSpares {
 		return g, fmt.Errorf("%w: %d pages in %d slots", ErrInvalid, pages, slots)
 	}
-	g.hdrOff = superSize
-	g.logOff = g.hdrOff + roundUp(slots*g.hdrSize, areaAlign)
 	if layout != Checksum {
 		if logBytes == 0 {
 			logBytes = DefaultMicroLogBytes(pageSize)
@@ -281,10 +286,37 @@ func newGeometry(layout Layout, pageSize, pages, slots, pidBits int, crc bool, l
 		g.logStride = logBytes
 		g.logMax = microMax(pageSize)
 	}
-	g.slotOff = g.logOff + roundUp(g.lanes*g.logStride, areaAlign)
-	g.size = g.slotOff + slots*pageSize
+	// The sizes in uint64, where nothing overflows (slots < 2^32, header
+	// <= 64 B, lanes <= 2^10, a log <= 2^30 B, a page <= 2^20 B: < 2^53),
+	// then checked against int, whose range is the address space.
+	hdrs := roundUp64(uint64(slots)*uint64(g.hdrSize), areaAlign)
+	logs := roundUp64(uint64(g.lanes)*uint64(g.logStride), areaAlign)
+	need := superSize + hdrs + logs + uint64(slots)*uint64(pageSize)
+	if need > math.MaxInt {
+		return g, &tooLargeError{pages: pages, pageSize: pageSize, slots: slots, need: need}
+	}
+	g.hdrOff = superSize
+	g.logOff = g.hdrOff + int(hdrs)
+	g.slotOff = g.logOff + int(logs)
+	g.size = int(need)
 	return g, nil
 }
+
+func roundUp64(n, a uint64) uint64 { return (n + a - 1) / a * a }
+
+// tooLargeError is a store larger than an int can count, and so than the
+// address space: possible on a 32-bit platform only.
+type tooLargeError struct {
+	pages, pageSize, slots int
+	need                   uint64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%v: %d pages of %d B in %d slots need %d bytes, more than a %d-bit process can map (%d)",
+		ErrTooSmall, e.pages, e.pageSize, e.slots, e.need, bits.UintSize, math.MaxInt)
+}
+
+func (e *tooLargeError) Unwrap() error { return ErrTooSmall }
 
 // Size returns the number of bytes a store with these options needs (Pages
 // must be set). Use it to size the region before Create.

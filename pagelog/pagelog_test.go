@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -313,6 +315,60 @@ func TestOpenSmallRegion(t *testing.T) {
 	_, err := pagelog.Open(small, nil)
 	require.ErrorIs(t, err, pagelog.ErrTooSmall)
 	require.ErrorIs(t, err, persist.ErrCorrupt)
+}
+
+// TestPlatformLimits: what an int can count bounds a store. On a 64-bit
+// platform the format's 2^32-1 slots are the limit and every store the
+// format allows has a size; on a 32-bit one a store must fit in an int
+// (2 GiB), and one that does not is ErrTooSmall, never an overflow.
+func TestPlatformLimits(t *testing.T) {
+	big := pagelog.Options{PageSize: pagelog.MaxPageSize, Pages: 1 << 22} // 4 TiB of pages
+	n, err := pagelog.Size(&big)
+	if bits.UintSize == 64 {
+		require.NoError(t, err)
+		require.Greater(t, uint64(n), uint64(1)<<42)
+		require.Equal(t, uint64(1<<32-1), uint64(pagelog.MaxSlots))
+	} else {
+		require.ErrorIs(t, err, pagelog.ErrTooSmall)
+		require.ErrorContains(t, err, "more than a 32-bit process can map")
+		require.Equal(t, math.MaxInt32, pagelog.MaxSlots)
+		_, err = pagelog.Create(anon(t, 1<<20), &big)
+		require.ErrorIs(t, err, pagelog.ErrTooSmall)
+	}
+	// The largest page count whose size an int holds still has one.
+	n, err = pagelog.Size(&pagelog.Options{PageSize: 256, Pages: min(1<<24, math.MaxInt/512)})
+	require.NoError(t, err)
+	require.Positive(t, n)
+	// One slot more than the platform allows is bad input.
+	if more := uint64(pagelog.MaxSlots) + 1; more <= math.MaxInt {
+		_, err = pagelog.Size(&pagelog.Options{PageSize: 256, Pages: 1, Slots: int(more)})
+		require.ErrorIs(t, err, pagelog.ErrInvalid)
+	}
+
+	// A superblock naming more slots than the format has is corruption;
+	// one naming more than this platform maps but no more than the format
+	// has is a store too large for this process (32-bit only).
+	s, r := mustCreate(t, pagelog.Options{Pages: 8})
+	require.NoError(t, s.Close())
+	setSlots := func(slots uint64) {
+		b := r.Bytes()
+		binary.LittleEndian.PutUint64(b[32:], slots)
+		binary.LittleEndian.PutUint64(b[24:], slots-8)
+		binary.LittleEndian.PutUint32(b[20:], uint32(bits.Len64(slots-9))) // Packed pid bits
+		binary.LittleEndian.PutUint32(b[56:], crc32.Checksum(b[:56], crc32.MakeTable(crc32.Castagnoli)))
+	}
+	setSlots(1 << 32)
+	_, err = pagelog.Open(r, nil)
+	require.ErrorIs(t, err, pagelog.ErrCorrupt)
+	setSlots(1<<32 - 1)
+	_, err = pagelog.Open(r, nil)
+	require.ErrorIs(t, err, pagelog.ErrTooSmall, "a store of 2^32-1 slots of 4 KiB in a small region")
+	if bits.UintSize == 32 {
+		require.ErrorContains(t, err, "more than a 32-bit process can map")
+		require.NotErrorIs(t, err, pagelog.ErrCorrupt)
+	} else {
+		require.ErrorIs(t, err, pagelog.ErrCorrupt, "promises more than the region has")
+	}
 }
 
 func put64(r *persist.Region, off int, v uint64) { binary.LittleEndian.PutUint64(r.Bytes()[off:], v) }

@@ -108,6 +108,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		if set["size"] {
 			return cfg, fmt.Errorf("-size %s is too small for -mode %s: %s; want at least %s", byteString(cfg.size), cfg.mode, why, byteString(need))
 		}
+		if int64(int(need)) != need {
+			// Only where an int is 32 bits (2 GiB).
+			return cfg, fmt.Errorf("-mode %s needs a file of %s: %s; that is more than a %d-bit process can map: give a smaller -size (the figures may then be the cache's) or fewer -threads",
+				cfg.mode, byteString(need), why, strconv.IntSize)
+		}
 		cfg.grown = fmt.Sprintf("-size %s, grown from the default %s: %s", byteString(need), byteString(cfg.size), why)
 		cfg.size = need
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -144,7 +145,7 @@ func TestPlace(t *testing.T) {
 		{"negative", r, -64, errInvalid},
 		{"unaligned", r, 8, errInvalid},
 		{"past end", r, 4096, errTooSmall},
-		{"far past end", r, 1 << 40, errTooSmall},
+		{"far past end", r, math.MaxInt &^ 63, errTooSmall},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := kind.Place(c.r, c.off)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestStoresAgree(t *testing.T) {
 				forceStore = kind
 				bigFlush = 64 << 10
 				if k == 3 {
-					bigFlush = 1 << 62 // every flush line by line
+					bigFlush = math.MaxInt // every flush line by line
 				}
 				cfg := Config{
 					Regions: []Spec{

@@ -596,7 +596,7 @@ var errBoom = errors.New("boom")
 func TestWorkloadErrorAndBadConfig(t *testing.T) {
 	_, err := crash.Check(crash.Config{}, func(*crash.Run) error { return nil }, func(*crash.Image) error { return nil })
 	require.ErrorIs(t, err, crash.ErrConfig)
-	_, err = crash.Check(crash.Config{Regions: []crash.Spec{{Name: "a", Size: 1 << 40}}}, func(*crash.Run) error { return nil }, func(*crash.Image) error { return nil })
+	_, err = crash.Check(crash.Config{Regions: []crash.Spec{{Name: "a", Size: crash.MaxRegionSize + 8}}}, func(*crash.Run) error { return nil }, func(*crash.Image) error { return nil })
 	require.ErrorIs(t, err, crash.ErrConfig)
 	_, err = crash.Check(crash.Config{Regions: []crash.Spec{{Name: "a", Size: 12}}}, func(*crash.Run) error { return nil }, func(*crash.Image) error { return nil })
 	require.ErrorIs(t, err, crash.ErrConfig)
