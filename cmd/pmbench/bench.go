@@ -142,8 +142,14 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 	} else {
 		err = writeText(stdout, b, prof)
 	}
+	if err != nil {
+		err = fmt.Errorf("%w: %w", errReport, err)
+	}
 	return errors.Join(saveErr, err)
 }
+
+// errReport marks a failure to write the report to stdout.
+var errReport = errors.New("write the report")
 
 // threadRange is the fewest and the most threads of the recorded results
 // (1, 1 when there are none).

@@ -284,7 +284,10 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage: pmbench [flags]
 
 pmbench measures a persistent-memory device through package persist and
-writes the device profile that braid's sort and kv read (persist.LoadProfile).
+writes the device profile (persist.LoadProfile, BRAID_PROFILE): sort's
+thread-pool controller sizes its pools from it and persist takes its
+streaming-store threshold from it; the planned kv store will size its
+workers from it.
 On tmpfs, set BRAID_FORCE_PMEM=1 (or -force-pmem) to measure the flush
 instruction path instead of msync(2).
 

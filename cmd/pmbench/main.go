@@ -3,8 +3,10 @@
 // patterns and thread counts, read bandwidth under concurrent writers, the
 // copy size from which streaming stores beat store+flush, and the cost of
 // one 8-byte store made durable. It prints a table (or -json) and writes
-// the device profile (persist.Profile) that sort and kv size their thread
-// pools from.
+// the device profile (persist.Profile): today sort's thread-pool
+// controller sizes its pools from it and persist takes its streaming-store
+// threshold (movnt_threshold) from it; the planned kv store is to size its
+// workers from it too.
 //
 // Usage:
 //
@@ -17,7 +19,9 @@
 // without PMem.
 //
 // Exit status: 0 on success, 1 when a measurement fails, 2 for bad flags,
-// 130 when interrupted.
+// 130 when interrupted (SIGINT, SIGTERM), 141 when the report's reader
+// went away (stdout a closed pipe, as in pmbench | head). In every case
+// the file is closed and, unless -keep, removed first.
 package main
 
 import (
@@ -32,6 +36,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A write to a closed pipe is then the error EPIPE that run handles
+	// (removing the file), not a SIGPIPE that kills the process before
+	// the deferred clean-up runs.
+	signal.Ignore(syscall.SIGPIPE)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -43,6 +51,7 @@ const (
 	exitFail        = 1
 	exitUsage       = 2
 	exitInterrupted = 130
+	exitBrokenPipe  = 128 + 13 // what a shell reports for a process SIGPIPE killed
 )
 
 // run is pmbench without the process: it parses args, runs the mode, writes
@@ -61,6 +70,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "pmbench: interrupted")
 			return exitInterrupted
+		}
+		if errors.Is(err, errReport) && errors.Is(err, syscall.EPIPE) {
+			// Nobody reads the report any more (pmbench | head): quiet,
+			// like a process killed by SIGPIPE, but the file is gone.
+			return exitBrokenPipe
 		}
 		fmt.Fprintf(stderr, "pmbench: %v\n", err)
 		return exitFail

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,8 +23,14 @@ import (
 // TestMain makes the last-level cache 1 MiB, so that the tests measure
 // files of a few MiB (the cache rules ask for 8x it, and 2x it per
 // thread); TestCacheRules puts the real one back.
+//
+// With PMBENCH_TEST_MAIN=1 the test binary is pmbench itself (main, with
+// that cache), for the tests that need a process: TestBrokenPipeProcess.
 func TestMain(m *testing.M) {
 	llc = 1 << 20
+	if os.Getenv("PMBENCH_TEST_MAIN") == "1" {
+		main()
+	}
 	os.Exit(m.Run())
 }
 
@@ -321,7 +328,7 @@ func TestMedian(t *testing.T) {
 }
 
 // TestQuickRun runs pmbench -quick on a small file and loads the profile
-// it writes the way sort and kv do.
+// it writes the way sort and persist do.
 func TestQuickRun(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "bench.pm")
@@ -524,6 +531,59 @@ func TestInterrupted(t *testing.T) {
 	require.Equal(t, exitInterrupted, code)
 	require.Contains(t, errOut.String(), "interrupted")
 	require.NoFileExists(t, file, "the file is removed when interrupted")
+}
+
+// closedPipe is the write end of a pipe whose read end is closed: every
+// write to it fails with EPIPE.
+func closedPipe(t *testing.T) *os.File {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+var copyArgs = []string{"-mode", "copy", "-quick", "-force-pmem", "-size", "8M", "-duration", "2ms"}
+
+// TestBrokenPipe: a report that cannot be written (its reader went away)
+// is exit status 141, quietly, and the file is removed.
+func TestBrokenPipe(t *testing.T) {
+	for _, args := range [][]string{nil, {"-json"}} {
+		file := filepath.Join(t.TempDir(), "bench.pm")
+		var errOut bytes.Buffer
+		code := run(context.Background(), append(slices.Concat(copyArgs, args), "-file", file), closedPipe(t), &errOut)
+		require.Equal(t, exitBrokenPipe, code, "%v: stderr: %s", args, errOut.String())
+		require.Empty(t, errOut.String(), "%v", args)
+		require.NoFileExists(t, file, "%v: the file is removed", args)
+	}
+	// Another write error is reported, and the file removed too.
+	file := filepath.Join(t.TempDir(), "bench.pm")
+	var errOut bytes.Buffer
+	code := run(context.Background(), append(slices.Clone(copyArgs), "-file", file), failWriter{}, &errOut)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errOut.String(), "pmbench: write the report: disk full\n")
+	require.NoFileExists(t, file)
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestBrokenPipeProcess: pmbench -mode copy ... | head, as a process whose
+// stdout is a pipe nobody reads. Unhandled, the write to fd 1 raises
+// SIGPIPE and kills it before the file is removed.
+func TestBrokenPipeProcess(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bench.pm")
+	cmd := exec.Command(os.Args[0], append(slices.Clone(copyArgs), "-file", file)...)
+	cmd.Env = append(os.Environ(), "PMBENCH_TEST_MAIN=1")
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = closedPipe(t), &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", errOut.String())
+	require.Equal(t, exitBrokenPipe, ee.ExitCode(), "%v; stderr: %s", ee.ProcessState, errOut.String())
+	require.Empty(t, errOut.String())
+	require.NoFileExists(t, file, "the file is removed when the reader goes away")
 }
 
 func TestModesRegistered(t *testing.T) {

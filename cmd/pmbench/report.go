@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -60,7 +61,10 @@ func (t *table) write(w io.Writer) {
 // writeText prints the human report: what was measured on what, each
 // section's table, and the profile (nil for a mode that measures none of
 // it).
-func writeText(w io.Writer, b *bench, p *persist.Profile) error {
+func writeText(out io.Writer, b *bench, p *persist.Profile) error {
+	// The report is written in one piece at the end, so that a write
+	// error (a closed pipe, a full disk) is one error, returned.
+	w := &bytes.Buffer{}
 	threads := "1 thread"
 	if lo, hi := b.threadRange(); hi > 1 {
 		threads = fmt.Sprintf("%d..%d threads", lo, hi)
@@ -80,7 +84,8 @@ func writeText(w io.Writer, b *bench, p *persist.Profile) error {
 	if p != nil {
 		profileTable(b, p).write(w)
 	}
-	return nil
+	_, err := out.Write(w.Bytes())
+	return err
 }
 
 // profileTable is the summary of the device profile: the figures this run
