@@ -31,11 +31,14 @@ const ReplayEnv = "BRAID_CRASH_REPLAY"
 type Run struct{ m *machine }
 
 // Region returns the simulated region named in the Config. It panics on an
-// unknown name (a bug in the test).
+// unknown name (a bug in the test), and Check returns that panic as a
+// one-line error wrapping ErrConfig that names the region asked for and
+// the Config's regions.
 func (w *Run) Region(name string) *persist.Region { return w.m.region(name).region }
 
 // Reopen returns a fresh Region over the same memory, as a program sees
-// the file after a clean restart (typically after Close).
+// the file after a clean restart (typically after Close). An unknown name
+// panics as in Region.
 func (w *Run) Reopen(name string) *persist.Region {
 	s := w.m.region(name)
 	r, err := persist.NewSimulated(s.live, w.m.run.cfg.Mode, s, s.spec.Options)
@@ -112,7 +115,7 @@ type Image struct {
 
 // Region returns the crash image of the named region as a fresh simulated
 // region. Recovery runs on it; its fences may themselves be crash points (a
-// crash during recovery).
+// crash during recovery). An unknown name panics as in Run.Region.
 func (img *Image) Region(name string) *persist.Region { return img.m.region(name).region }
 
 // Point is where the crash happened (for a crash during recovery: where
@@ -653,7 +656,11 @@ func (m *machine) close() {
 
 func runWorkload(m *machine, workload func(*Run) error) (err error) {
 	defer func() {
-		if p := recover(); p != nil {
+		switch p := recover().(type) {
+		case nil:
+		case *regionError:
+			err = p
+		default:
 			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
@@ -890,7 +897,11 @@ func (st *state) runImage(m *machine, pt Point, plan *imagePlan, i int, choice [
 
 func callCheck(check func(*Image) error, img *Image) (err error) {
 	defer func() {
-		if p := recover(); p != nil {
+		switch p := recover().(type) {
+		case nil:
+		case *regionError:
+			err = p
+		default:
 			err = fmt.Errorf("check panicked: %v\n%s", p, debug.Stack())
 		}
 	}()

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -105,14 +107,33 @@ func (m *machine) addRegion(spec Spec, live, media []byte, store imageStore) (*s
 func (m *machine) region(name string) *simRegion {
 	s, ok := m.byName[name]
 	if !ok {
-		names := make([]string, 0, len(m.regions))
+		e := &regionError{name: name}
 		for _, r := range m.regions {
-			names = append(names, r.spec.Name)
+			e.names = append(e.names, r.spec.Name)
 		}
-		panic(fmt.Sprintf("crash: no region %q (regions: %v)", name, names))
+		panic(e)
 	}
 	return s
 }
+
+// regionError is what Run.Region, Run.Reopen and Image.Region panic with
+// on a name the Config does not have. Check recovers it and returns it as
+// it is: one line, without the stack other panics get (the name says
+// where the bug is).
+type regionError struct {
+	name  string
+	names []string
+}
+
+func (e *regionError) Error() string {
+	q := make([]string, len(e.names))
+	for i, n := range e.names {
+		q[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf("no region %q (the Config's regions are %s)", e.name, strings.Join(q, ", "))
+}
+
+func (e *regionError) Unwrap() error { return ErrConfig }
 
 func (s *simRegion) pending(w int) bool { return s.pendBits[w>>6]&(1<<(uint(w)&63)) != 0 }
 

@@ -605,3 +605,33 @@ func TestWorkloadErrorAndBadConfig(t *testing.T) {
 	_, err = crash.Check(crash.Config{Regions: region("r", 64)}, func(*crash.Run) error { panic("oops") }, func(*crash.Image) error { return nil })
 	require.ErrorContains(t, err, "oops")
 }
+
+// TestUnknownRegion: a region name the Config does not have is one line
+// naming it and the regions there are, wrapping ErrConfig, not a panic
+// with its stack: Check's error when the workload asks (Region, Reopen),
+// the failure's error when the check does (a check that panics fails).
+func TestUnknownRegion(t *testing.T) {
+	cfg := crash.Config{Regions: []crash.Spec{{Name: "a", Size: 64}, {Name: "b", Size: 64}}}
+	const want = `no region "log" (the Config's regions are "a", "b")`
+	oneLine := func(err error, name string) {
+		require.ErrorIs(t, err, crash.ErrConfig, name)
+		require.ErrorContains(t, err, want, name)
+		require.NotContains(t, err.Error(), "\n", "%s: one line, no stack: %q", name, err)
+		t.Logf("%s: %v", name, err)
+	}
+	for name, workload := range map[string]func(*crash.Run) error{
+		"Run.Region": func(w *crash.Run) error { w.Region("log"); return nil },
+		"Run.Reopen": func(w *crash.Run) error { w.Reopen("log"); return nil },
+	} {
+		_, err := crash.Check(cfg, workload, func(*crash.Image) error { return nil })
+		oneLine(err, name)
+	}
+	rep, err := crash.Check(cfg, func(w *crash.Run) error {
+		a := w.Region("a")
+		persist.Store64(a.Bytes(), 1)
+		return a.Persist(a.Bytes()[:8])
+	}, func(img *crash.Image) error { img.Region("log"); return nil })
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Failures)
+	oneLine(rep.Failures[0].Err, "Image.Region")
+}
