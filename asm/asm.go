@@ -6,8 +6,8 @@
 // use, when to fence, or when streaming stores pay off: package persist does.
 // Every persistent structure in braid flushes, fences and streams through
 // persist, never through asm directly, so that a simulated region can see
-// each flush and fence; the compute helpers (PopCount, Prefetch) may be
-// called directly.
+// each flush and fence; the compute helpers (PopCount, CRC32C,
+// PopCountCRC32C, Prefetch) may be called directly.
 //
 // On amd64 the routines are assembly. On other architectures, and with the
 // purego build tag, a portable Go twin is used: copies and fills are ordinary
@@ -33,6 +33,9 @@ var (
 	HasSSE2       bool // MOVNTDQ/MOVNTI streaming stores
 	HasAVX2       bool // VMOVNTDQ with 32-byte registers (and OS support)
 	HasAVX512     bool // VMOVNTDQ with 64-byte registers (and OS support)
+	HasPOPCNT     bool // POPCNT
+	HasSSE42      bool // the CRC32 instruction (CRC-32C)
+	HasPCLMULQDQ  bool // carry-less multiply: combines parallel CRC streams
 )
 
 // CanFlush reports whether this build can write cache lines back to memory
@@ -93,6 +96,21 @@ func CopyNTFence(dst, src unsafe.Pointer, n int) { copyNTFence(dst, src, n) }
 // program is built for a baseline (GOAMD64=v1) where math/bits must test
 // for it on every call.
 func PopCount(p unsafe.Pointer, n int) int { return popCount(p, n) }
+
+// CRC32C continues the CRC-32C (Castagnoli) crc over the n bytes at p and
+// returns it (crc unchanged when n <= 0): the same value as
+// crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), b), with the same
+// pre- and post-inversion, so CRC32C(0, ...) is the checksum of the bytes
+// and a checksum may be continued piece by piece. On amd64 it uses the
+// SSE4.2 CRC32 instruction, three streams at once for longer inputs
+// (combined with PCLMULQDQ), and is one call with no dispatch of its own.
+func CRC32C(crc uint32, p unsafe.Pointer, n int) uint32 { return crc32c(crc, p, n) }
+
+// PopCountCRC32C returns CRC32C(crc, p, n) and PopCount(p, n), computed in
+// one pass over the bytes: each 8-byte word is loaded once for both.
+func PopCountCRC32C(crc uint32, p unsafe.Pointer, n int) (uint32, int) {
+	return popCountCRC32C(crc, p, n)
+}
 
 // FillNT sets n bytes at dst to c, with the same store kinds as [CopyNT].
 func FillNT(dst unsafe.Pointer, c byte, n int) { fillNT(dst, c, n) }

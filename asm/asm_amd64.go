@@ -3,6 +3,7 @@
 package asm
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
@@ -30,14 +31,18 @@ func init() {
 	HasAVX2 = cpuid.CPU.Supports(cpuid.AVX2) // includes the OS (XCR0) check
 	HasAVX512 = cpuid.CPU.Supports(cpuid.AVX512F)
 	useAVX512, useAVX2 = HasAVX512, HasAVX2
-	hasPOPCNT = ecx1&(1<<23) != 0
+	HasPOPCNT = ecx1&(1<<23) != 0
+	HasSSE42 = ecx1&(1<<20) != 0
+	HasPCLMULQDQ = ecx1&(1<<1) != 0
+	useCRC = HasSSE42 && HasPOPCNT
+	crcTripleMin = defaultTripleMin
+	if !HasPCLMULQDQ {
+		crcTripleMin = math.MaxInt
+	}
 }
 
-// hasPOPCNT: CPUID leaf 1 ECX bit 23.
-var hasPOPCNT bool
-
 func popCount(p unsafe.Pointer, n int) int {
-	if hasPOPCNT {
+	if HasPOPCNT {
 		return popcntAsm(p, n)
 	}
 	return popCountGeneric(p, n)
@@ -45,6 +50,56 @@ func popCount(p unsafe.Pointer, n int) int {
 
 //go:noescape
 func popcntAsm(p unsafe.Pointer, n int) int
+
+// useCRC selects the assembly CRC-32C (SSE4.2 and POPCNT; every x86-64
+// CPU since 2008 has both). Tests lower it to run the twins.
+var useCRC bool
+
+func crc32c(crc uint32, p unsafe.Pointer, n int) uint32 {
+	if useCRC {
+		return crc32cAsm(crc, p, n)
+	}
+	return crc32cGeneric(crc, p, n)
+}
+
+func popCountCRC32C(crc uint32, p unsafe.Pointer, n int) (uint32, int) {
+	if useCRC {
+		return popCountCRC32CAsm(crc, p, n)
+	}
+	return popCountCRC32CGeneric(crc, p, n)
+}
+
+// The CRC routines run one stream of CRC32Q (a word per 3 cycles: the
+// instruction's latency) below crcTripleMin bytes, and from there three
+// streams over three equal parts (a word per cycle: its throughput),
+// combined with PCLMULQDQ (see xPowMod), in rounds of at most
+// 3*crcBlock bytes; the last round splits what is left in three, and
+// fewer than 24 bytes end the input on the single stream. crcTripleMin
+// is read by the assembly, so tests can move it; without PCLMULQDQ it is
+// infinite.
+const (
+	crcBlock         = 1024
+	defaultTripleMin = 96
+)
+
+var crcTripleMin int
+
+// crcShift[m] holds the multipliers of a round with parts of L = 8m bytes:
+// x^(16L-33) mod P (shifts the first part's CRC over the other two) and
+// x^(8L-33) mod P (the second's over the third). The assembly indexes it
+// by 2L bytes.
+var crcShift = func() (t [crcBlock/8 + 1][2]uint64) {
+	for m := 1; m < len(t); m++ {
+		t[m] = [2]uint64{uint64(xPowMod(128*m - 33)), uint64(xPowMod(64*m - 33))}
+	}
+	return t
+}()
+
+//go:noescape
+func crc32cAsm(crc uint32, p unsafe.Pointer, n int) uint32
+
+//go:noescape
+func popCountCRC32CAsm(crc uint32, p unsafe.Pointer, n int) (uint32, int)
 
 // useAVX512 and useAVX2 select the streaming-store width. They start equal
 // to the features and are lowered only by tests that exercise the narrower

@@ -3,8 +3,11 @@
 package asm
 
 import (
+	"math"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/require"
 )
 
 // archCopies lists every instruction-set variant this CPU can run, so each
@@ -59,4 +62,34 @@ func TestDispatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+type crcMode struct {
+	name string
+	set  func() (restore func())
+}
+
+// crcModes runs the CRC routines with each of their paths taken wherever
+// it can be: as dispatched, one stream only (a CPU without PCLMULQDQ),
+// three streams from the shortest input, and the portable twin.
+func crcModes() []crcMode {
+	with := func(min int, use bool) func() func() {
+		return func() func() {
+			m, u := crcTripleMin, useCRC
+			crcTripleMin, useCRC = min, use && useCRC
+			return func() { crcTripleMin, useCRC = m, u }
+		}
+	}
+	return []crcMode{
+		{"dispatch", with(crcTripleMin, true)},
+		{"single", with(math.MaxInt, true)},
+		{"triple", with(0, true)},
+		{"generic", with(crcTripleMin, false)},
+	}
+}
+
+func TestCRCFeatures(t *testing.T) {
+	t.Logf("POPCNT=%v SSE4.2=%v PCLMULQDQ=%v useCRC=%v tripleMin=%d", HasPOPCNT, HasSSE42, HasPCLMULQDQ, useCRC, crcTripleMin)
+	require.Equal(t, HasSSE42 && HasPOPCNT, useCRC)
+	require.Equal(t, uint64(xPowMod(64*crcBlock/8*2-33)), crcShift[crcBlock/8][0])
 }

@@ -39,3 +39,9 @@ func copyNTFence(dst, src unsafe.Pointer, n int) {
 }
 
 func fillNT(dst unsafe.Pointer, c byte, n int) { fillGeneric(dst, c, n) }
+
+func crc32c(crc uint32, p unsafe.Pointer, n int) uint32 { return crc32cGeneric(crc, p, n) }
+
+func popCountCRC32C(crc uint32, p unsafe.Pointer, n int) (uint32, int) {
+	return popCountCRC32CGeneric(crc, p, n)
+}

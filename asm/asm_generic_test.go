@@ -4,3 +4,12 @@ package asm
 
 func archCopies() map[string]copyFunc { return nil }
 func archFills() map[string]fillFunc  { return nil }
+
+type crcMode struct {
+	name string
+	set  func() (restore func())
+}
+
+func crcModes() []crcMode {
+	return []crcMode{{"generic", func() func() { return func() {} }}}
+}
