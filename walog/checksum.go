@@ -3,14 +3,28 @@ package walog
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"unsafe"
+
+	"github.com/braid-pm/braid/asm"
 )
 
-// castagnoli is the CRC-32C table; hash/crc32 computes it with the SSE4.2
-// CRC32 instruction on amd64 (and the ARMv8 CRC instructions on arm64).
+// castagnoli is hash/crc32's CRC-32C table, for the log header (written
+// and read rarely) and the tests' reference.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// crcUpdate continues the CRC-32C crc over b (crc32.Update).
-func crcUpdate(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
+// crcUpdate continues the CRC-32C crc over b: crc32.Update(crc,
+// castagnoli, b), computed by asm.CRC32C (the SSE4.2 CRC32 instruction,
+// three streams from 96 bytes, in one call: hash/crc32 dispatches through
+// four calls, 7 of the 10 ns it takes for a 24-byte input here).
+func crcUpdate(crc uint32, b []byte) uint32 {
+	return asm.CRC32C(crc, unsafe.Pointer(unsafe.SliceData(b)), len(b))
+}
+
+// crcPopcount returns crcUpdate(crc, b) and popcount(b), in one pass over b
+// (asm.PopCountCRC32C).
+func crcPopcount(crc uint32, b []byte) (uint32, int) {
+	return asm.PopCountCRC32C(crc, unsafe.Pointer(unsafe.SliceData(b)), len(b))
+}
 
 // seqDataCRC is the checksum of PopLog and Classic entries computed from
 // the entry's parts: CRC-32C of the sequence number (8 bytes, little-endian)
@@ -23,6 +37,13 @@ func seqDataCRC(lf uint32, seq uint64, p []byte) uint32 {
 	var s [8]byte
 	binary.LittleEndian.PutUint64(s[:], seq)
 	return crcUpdate(crcUpdate(lf, s[:]), p)
+}
+
+// seqDataCRCPop is seqDataCRC and the popcount of p.
+func seqDataCRCPop(lf uint32, seq uint64, p []byte) (uint32, int) {
+	var s [8]byte
+	binary.LittleEndian.PutUint64(s[:], seq)
+	return crcPopcount(crcUpdate(lf, s[:]), p)
 }
 
 // The changing words of the log header (hi, pass, floors, dirty range) are

@@ -28,10 +28,11 @@ import (
 // corrupt rather than torn (see tornPop).
 
 // writePop stages one PopLog entry (no fence). When the entry fits in the
-// stage it is laid out there and checksummed in one pass over the staged
-// bytes; a longer one is checksummed from its parts first, then streamed
-// through the stage. Both count the bits from the parts (the data, the
-// header fields and the checksum; padding is zero).
+// stage it is laid out there, then checksummed and its bits counted in one
+// pass over the staged sequence number and data (asm.PopCountCRC32C); a
+// longer one is checksummed and counted from its parts first, then
+// streamed through the stage. The header fields and the checksum are
+// counted apart; padding is zero.
 func (l *Log) writePop(seq uint64, p []byte, more bool) error {
 	n := len(p)
 	lf := lenField(n, more)
@@ -49,28 +50,35 @@ func (l *Log) writePop(seq uint64, p []byte, more bool) error {
 		// the padding (at most two), then copy the data over them.
 		fillWords(e[(16+n)&^7:], 0)
 		copy(e[16:], p)
-		// The count is taken over p and the header fields rather than
-		// over the staged copy: it does not wait for the copy or the
-		// checksum, and the CPU overlaps it with them (4-5 ns of a 64- or
-		// 256-byte append here).
-		pop := popcount(p)
-		if l.variant != variantPopNoHeader {
-			pop += bits.OnesCount32(lf) + bits.OnesCount64(seq)
-		}
+		var pop int
 		if !l.noChecksum {
-			crc := crcUpdate(lf, e[8:16+n])
+			// The checksum and the count of the sequence number and the
+			// data in one pass over the staged bytes.
+			var crc uint32
+			crc, pop = crcPopcount(lf, e[8:16+n])
 			binary.LittleEndian.PutUint32(e[16+n:], crc)
-			pop += bits.OnesCount32(crc)
+			pop += bits.OnesCount32(crc) + bits.OnesCount32(lf)
+		} else {
+			// The count is taken over p and the header fields rather
+			// than over the staged copy: it does not wait for the copy,
+			// and the CPU overlaps them.
+			pop = popcount(p) + bits.OnesCount32(lf) + bits.OnesCount64(seq)
+		}
+		if l.variant == variantPopNoHeader {
+			pop -= bits.OnesCount32(lf) + bits.OnesCount64(seq)
 		}
 		binary.LittleEndian.PutUint32(e[4:], uint32(pop))
 		l.eN += fp
 		return nil
 	}
 	var crc uint32
+	var pop int
 	if !l.noChecksum {
-		crc = seqDataCRC(lf, seq, p)
+		crc, pop = seqDataCRCPop(lf, seq, p)
+	} else {
+		pop = popcount(p)
 	}
-	pop := popcount(p) + bits.OnesCount32(crc)
+	pop += bits.OnesCount32(crc)
 	if l.variant != variantPopNoHeader {
 		pop += bits.OnesCount32(lf) + bits.OnesCount64(seq)
 	}
