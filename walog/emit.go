@@ -18,9 +18,22 @@ import (
 //
 // The bytes of a line after the entry are written clean (zero, or RAWL's
 // invalid pattern): they lie in free space, which is clean already.
+//
+// The stage is allocated by the first append (see allocStage): opening,
+// recovering and reading a log never need it, and pagelog opens one log
+// per lane in every crash image its tests check.
 const stageSize = 8 << 10
 
-// room makes space for k more bytes in the stage when k <= stageSize-64
+// allocStage allocates the stage, stageSize bytes or the log's area if
+// that is smaller — the stage holds bytes of the area from a line of it
+// on, so it never needs more — and fills it with the bytes of the tail's
+// line that lie before the tail (the mirror loadMirror and park describe).
+func (l *Log) allocStage() {
+	l.stage = make([]byte, min(stageSize, l.end-l.start))
+	copy(l.stage, l.mem[l.eLo:l.eLo+l.eN])
+}
+
+// room makes space for k more bytes in the stage when k <= len(stage)-64
 // (for larger k the caller streams through the stage).
 func (l *Log) room(k int) error {
 	if l.eN+k <= len(l.stage) {
@@ -151,10 +164,12 @@ func (l *Log) park(t int) {
 }
 
 // loadMirror fills the stage from the region for the tail t (after Open,
-// Reset or Truncate).
+// Reset or Truncate); before the first append, allocStage does.
 func (l *Log) loadMirror(t int) {
 	l.eLo, l.eN = t&^63, t&63
-	copy(l.stage, l.mem[l.eLo:t])
+	if l.stage != nil {
+		copy(l.stage, l.mem[l.eLo:t])
+	}
 }
 
 // fillWords stores w into every 8-byte word of b (whole words; at most a

@@ -59,3 +59,6 @@ func NarrowBound(o Options) *Options {
 	o.variant = variantNarrowBound
 	return &o
 }
+
+// StageLen is the length of l's stage: 0 until the first append.
+func StageLen(l *Log) int { return len(l.stage) }

@@ -199,7 +199,6 @@ func newLog(r *persist.Region, o *Options, h header) *Log {
 		chunk: chunkSize(o, h.size-HeaderSize),
 		wrap:  o.Wrap, checkpoint: o.Checkpoint,
 		hi: h.base + h.hi, floor: h.floor, next: h.floor,
-		stage: make([]byte, stageSize),
 	}
 	l.tail = l.start
 	if h.dirtyFrom != 0 {
@@ -255,6 +254,9 @@ func (l *Log) append1(p []byte) (seq uint64, err error) {
 		l.next++
 	} else if seq, err = l.takeSeqs(1); err != nil {
 		return 0, err
+	}
+	if l.stage == nil {
+		l.allocStage()
 	}
 	off := l.tail
 	t := l.alignUp(off + fp)
@@ -330,6 +332,9 @@ func (l *Log) appendBatch(entries [][]byte, need int) (uint64, error) {
 	seq0, err := l.takeSeqs(len(entries))
 	if err != nil {
 		return 0, err
+	}
+	if l.stage == nil {
+		l.allocStage()
 	}
 	off0 := l.tail
 	off := off0

@@ -352,3 +352,67 @@ func TestLargeEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestStage: the stage is allocated by the first append, not by Create or
+// Open, and sized to the area when that is smaller than 8 KiB; logs whose
+// areas are smaller, equal or larger take entries and batches of every
+// size they can hold (the largest streamed through the stage in pieces),
+// wrap, and read back the same after a reopen.
+func TestStage(t *testing.T) {
+	for _, f := range formats {
+		for _, size := range []int{512, 768, 2048, 8192, 8192 + 256, 8192 + 512, 32 << 10} {
+			t.Run(fmt.Sprintf("%s/%d", f, size), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(size), uint64(f)))
+				r := anon(t, size)
+				maxEntry := 1
+				for walog.Footprint(f, maxEntry+1) <= size-walog.HeaderSize {
+					maxEntry++
+				}
+				var model []entry
+				wraps := 0
+				o := &walog.Options{Format: f, MaxEntry: maxEntry, Chunk: 256, Wrap: true,
+					Checkpoint: func(*walog.Log) error { model = nil; wraps++; return nil }}
+				l := mustCreate(t, r, o)
+				require.Zero(t, walog.StageLen(l))
+				for i := range 60 {
+					n := []int{1, maxEntry, maxEntry - 1, 1 + rng.IntN(maxEntry), randSize(rng, maxEntry)}[i%5]
+					if i%7 == 6 {
+						k := 1 + rng.IntN(3)
+						var batch [][]byte
+						for j := range k {
+							batch = append(batch, payload(rng, uint64(j), 1+rng.IntN(maxEntry/k/2+1)))
+						}
+						if walog.BatchNeed(f, 8, sizes(batch)...) <= l.Stats().MaxBatch {
+							seq, err := l.AppendBatch(batch)
+							require.NoError(t, err)
+							for j, p := range batch {
+								model = append(model, entry{seq + uint64(j), p})
+							}
+						}
+					} else {
+						p := payload(rng, uint64(i), n)
+						seq, err := l.Append(p)
+						require.NoError(t, err)
+						model = append(model, entry{seq, p})
+					}
+					require.Equal(t, min(8192, size-walog.HeaderSize), walog.StageLen(l))
+					if i%10 == 9 {
+						require.NoError(t, l.Close())
+						l = mustOpen(t, r, o)
+						require.Zero(t, walog.StageLen(l))
+					}
+					requireEntries(t, model, all(t, l), "step %d", i)
+				}
+				require.Greater(t, wraps, 3)
+			})
+		}
+	}
+}
+
+func sizes(ps [][]byte) []int {
+	var s []int
+	for _, p := range ps {
+		s = append(s, len(p))
+	}
+	return s
+}
