@@ -26,8 +26,8 @@ const MaxSize = 1024
 //	           else on the next cache line boundary after copy 0
 //
 // Copies start at 8-byte boundaries; a slot is whole cache lines: 64 bytes
-// up to 24-byte objects (sel and both copies in one line, as [VR]'s 16-byte
-// case), 64+64 for up to 56 bytes (sel and copy 0 in line 0, copy 1 in line
+// up to 24-byte objects (sel and both copies in one line, as for the
+// paper's 16 bytes, §3.4.1), 64+64 for up to 56 bytes (sel and copy 0 in line 0, copy 1 in line
 // 1), and 64 + 2*roundup(size, 64) above that (sel alone in line 0).
 //
 // With Options.Checksum the layout is the same, and the selector word

@@ -1,7 +1,8 @@
 // Package cow keeps small objects in two in-place versions and updates
-// them failure-atomically with two persist barriers (van Renen et al.,
-// "Building blocks for persistent memory", VLDB Journal 2020, section
-// 3.4.1; ALGORITHMS.md 5.1).
+// them failure-atomically with two persist barriers: the CoW-based
+// in-place update of section 3.4.1 of van Renen, Vogel, Leis, Neumann and
+// Kemper, "Building blocks for persistent memory", The VLDB Journal 29(6),
+// 2020 ("the paper" below).
 //
 // Each object of an Array has a selector word and two copies. The selector
 // counts completed updates; its low bit names the active copy.

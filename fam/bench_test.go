@@ -14,7 +14,7 @@ import (
 	"github.com/braid-pm/braid/persist"
 )
 
-// The in-place update benchmark of [VR] 3.4.4 (ALGORITHMS.md 5): CoW (two
+// The in-place update benchmark of the paper's section 3.4.4: CoW (two
 // versions, two barriers; cowcrc: the same with a CRC-32C per copy,
 // cow.Options.Checksum), log (redo record + in-place write, two
 // barriers) and FAM (one barrier), for 16, 32 and 64-byte objects, in

@@ -1,7 +1,7 @@
 // Package fam is Failure-Atomic Memory: small objects updated in place,
-// failure-atomically, with one persist barrier per update (van Renen et
-// al., "Building blocks for persistent memory", VLDB Journal 2020, section
-// 3.4.3; ALGORITHMS.md 5.3).
+// failure-atomically, with one persist barrier per update: section 3.4.3
+// of van Renen, Vogel, Leis, Neumann and Kemper, "Building blocks for
+// persistent memory", The VLDB Journal 29(6), 2020 ("the paper" below).
 //
 // An object of n bytes (n a multiple of 4, at most MaxSize) is kept in
 // 8-byte FAM blocks (FAMBs), each holding 31 bits of the current value, the

@@ -14,7 +14,8 @@ import "encoding/binary"
 // little-endian 4-byte words w_j. Data FAMB j holds the low 31 bits of w_j.
 // The top bits go to meta FAMBs: the data FAMBs come in groups of up to 31,
 // each group followed by its meta FAMB, whose new field holds bit 31 of the
-// group's word j in bit j (ALGORITHMS.md 5.3 and open question 7). A 16-byte
+// group's word j in bit j (the paper's 16-byte example has the extra block
+// fifth and says no more; the grouping beyond it is ours). A 16-byte
 // object is 4 data FAMBs and 1 meta FAMB: 40 bytes, one cache line.
 const (
 	valBits   = 31
@@ -32,7 +33,8 @@ func blocks(size int) int {
 
 // stride is the bytes one object occupies in an array: its FAMBs, rounded
 // up to whole cache lines so that every object starts on a line and a
-// 16-byte object is one line (ALGORITHMS.md 5.3, "Alignment").
+// 16-byte object is one line, as in the paper's count of lines written
+// (§3.4: 1, 2 and 3 lines for 16, 32 and 64 bytes).
 func stride(size int) int { return (blocks(size)*8 + 63) &^ 63 }
 
 // The FAMBs are read and written with load and store (word_64bit.go,
@@ -176,10 +178,10 @@ func aheadOf(m uint) (ahead uint64, ok bool) {
 
 // rollback brings the FAMBs of one object back to one version: when two
 // adjacent versions a and a+1 are present, every FAMB at a+1 ran ahead of a
-// crash and gets version a and new = old (old is kept; it equals new
-// afterwards: ALGORITHMS.md open question 8). A rolled-back FAMB matches the
-// others, so running rollback again after a crash during recovery leaves
-// it alone: recovery is idempotent. It returns whether it stored anything,
+// crash and gets version a and new = old (the paper's rollback, §3.4.3,
+// which says nothing of old: it is kept, and equals new afterwards). A
+// rolled-back FAMB matches the others, so running rollback again after a
+// crash during recovery leaves it alone: recovery is idempotent. It returns whether it stored anything,
 // and ok=false, storing nothing, for an impossible version mix. The caller
 // flushes and fences.
 func rollback(ws []uint64) (rolled, ok bool) {

@@ -18,7 +18,8 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// A golden 16-byte update: bit layout of ALGORITHMS.md 5.3.
+// A golden 16-byte update: the FAMB bit layout (version 63..62, old
+// 61..31, new 30..0; bit 31 of each word in the fifth, meta, FAMB).
 func TestUpdate16Golden(t *testing.T) {
 	var ws [5]uint64
 	v1 := le(0x80000001, 0x7fffffff, 0, 0xffffffff)

@@ -15,7 +15,7 @@ import (
 )
 
 // LogArray is the log-based way to update small objects in place, the
-// baseline FAM is measured against ([VR] 3.4.2, ALGORITHMS.md 5.2): each
+// baseline FAM is measured against (the paper's section 3.4.2): each
 // Update appends a redo record (object index + new bytes) to a
 // popcount-validated log and fences, then writes the bytes in place and
 // fences again — two barriers. OpenLog replays the valid records.
@@ -34,8 +34,8 @@ import (
 // it must; the popcount counts the one bits of words 1..len/8-1. A record
 // is valid when its generation is the lane's and its popcount matches:
 // records are only ever written over zeroed log space, so a torn record has
-// fewer one bits than it claims ([VR] PopLog). When a lane is full it is
-// reset: its generation is incremented and made durable first, which
+// fewer one bits than it claims (the paper's PopLog, §3.3.1). When a lane
+// is full it is reset: its generation is incremented and made durable first, which
 // invalidates every record in it at once, and then it is zeroed. OpenLog
 // replays each lane's valid records in order (idempotent redo); a lane that
 // holds only zeros after its last valid record is appended to from there,

@@ -27,8 +27,9 @@ type benchVariant struct {
 
 var benchVariants = []benchVariant{
 	// The naive in-place write (persist.Copy of the page to its home, one
-	// fence) is not failure-atomic: the upper bound ([VR]'s
-	// WriteToNvmComplete), measured in the same run for the ratios.
+	// fence) is not failure-atomic: the upper bound (as in the authors'
+	// pmembench code, WriteToNvmComplete), measured in the same run for
+	// the ratios.
 	{name: "inplace-unsafe", raw: true},
 	{name: "cow", opts: pagelog.Options{Layout: pagelog.Packed}},
 	{name: "cow-seqpid", opts: pagelog.Options{Layout: pagelog.Packed}, seq: true},

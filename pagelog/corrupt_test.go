@@ -131,8 +131,9 @@ func sweepAll(t *testing.T, r *persist.Region, lo, hi int, want [][]byte, o *pag
 }
 
 // TestFlipHeaders: every single-byte change of the superblock and of every
-// slot header is reported; none returns a wrong page. The reviewer's
-// geometry (16 pages of 4 KiB, 8 spares) and a small one with 3 lanes and
+// slot header is reported; none returns a wrong page. In the geometry of
+// the sweep that found format 1's unchecked headers returning wrong pages
+// (16 pages of 4 KiB, 8 spares) and in a small one with 3 lanes and
 // wrapping versions.
 func TestFlipHeaders(t *testing.T) {
 	geos := []pagelog.Options{

@@ -10,7 +10,8 @@ import (
 	"github.com/braid-pm/braid/walog"
 )
 
-// The micro log ([VR] 3.2.3, ALGORITHMS.md 4.2) on walog: each lane has a
+// The micro log (van Renen et al., "Building blocks for persistent
+// memory", §3.2.3) on walog: each lane has a
 // PopLog in its log area, and a WriteLines with few dirty lines is
 //
 //  1. Append a redo entry (page, its current slot and version, the page's

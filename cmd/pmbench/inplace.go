@@ -20,7 +20,8 @@ func init() {
 	})
 }
 
-// The in-place update comparison of [VR] 3.4.4 (the same arrays as the
+// The in-place update comparison of van Renen et al., "Building blocks
+// for persistent memory", §3.4.4 (the same arrays as the
 // fam package's BenchmarkInPlace), one thread. The three variants run
 // interleaved in batches of inplaceBatch operations, and each variant's
 // rate is the median over its batches: preemption and noisy neighbours

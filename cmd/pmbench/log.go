@@ -18,7 +18,8 @@ func init() {
 	})
 }
 
-// The log comparison of [VR] 3.3.2 with the walog package, one thread.
+// The log comparison of van Renen et al., "Building blocks for persistent
+// memory", §3.3.2, with the walog package, one thread.
 // The three formats' logs lie side by side in the file; they run
 // interleaved in batches of logBatch appends, and each format's rate is
 // the median over its batches (as in the inplace mode), so the ratios hold

@@ -18,7 +18,8 @@ func init() {
 	})
 }
 
-// The page-propagation table of the pagelog README ([VR] 3.2), one thread,
+// The page-propagation table of the pagelog README (van Renen et al.,
+// "Building blocks for persistent memory", §3.2), one thread,
 // random page ids. The variants share the file (one store each, side by
 // side) and run interleaved in batches of pageBatch writes; each variant's
 // figure is the median over its batches, so that noisy neighbours and

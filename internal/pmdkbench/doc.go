@@ -29,7 +29,7 @@
 //   - Flush: a 1-byte increment and a flush of its line without a fence:
 //     Region.Flush against pmem_flush (one drain at the end of the batch).
 //
-// PMDK reference figures for the other teams, same harness:
+// PMDK reference figures for the packages named, same harness:
 //
 //   - PMDKLogAppend/<size>: pmemlog_append of 64 B to 4 KiB (walog).
 //   - PMDKBlkWrite/4096: pmemblk_write of 4 KiB blocks, sequential block
