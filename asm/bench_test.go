@@ -74,7 +74,7 @@ func BenchmarkPopCount(b *testing.B) {
 func BenchmarkCRC32C(b *testing.B) {
 	buf := randomBytes(3, 4096)
 	tab := crc32.MakeTable(crc32.Castagnoli)
-	sizes := []int{8, 24, 72, 136, 264, 520, 1032, 4096}
+	sizes := []int{8, 24, 48, 72, 96, 136, 264, 520, 1032, 4096}
 	for _, size := range sizes {
 		for _, m := range crcModes() {
 			b.Run(fmt.Sprintf("CRC32C/%s/%d", m.name, size), func(b *testing.B) {
