@@ -6,4 +6,7 @@
 // libpmemblk-dev, which `make test` must not need). Run it with
 //
 //	PMEM_IS_PMEM_FORCE=1 go test -tags pmdk -run TestVersusPMDK -v ./pagelog/internal/blkref/
+//
+// Every writer writes the same patterned page; with BLKREF_ZERO=1 a page
+// of zeros (which streams faster on some machines, this VM among them).
 package blkref
