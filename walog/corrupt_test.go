@@ -26,7 +26,7 @@ func offsets(f walog.Format, align int, sizes []int) []int {
 }
 
 // TestCorruptMiddle damages one acknowledged entry in the middle of a log
-// (the reviewer's case: 100 entries, a byte of entry 26 flipped; and for
+// (the first case found: 100 entries, a byte of entry 26 flipped; and for
 // RAWL a validity bit, and the validity bit of a first word): Open reports
 // the corruption, says where, and writes nothing — the 74 acknowledged
 // entries after it stay on the media. Options.Salvage then keeps the 26

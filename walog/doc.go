@@ -4,16 +4,18 @@
 // (a validity bit in every 64-bit word, one barrier) and Classic (entry,
 // then a commit word: two barriers). Every entry also carries a CRC-32C.
 // The formats and their measurement come from van Renen et al., "Building
-// blocks for persistent memory" (VLDB Journal 2020), §3.3; ALGORITHMS.md
-// section 3 has the layouts.
+// blocks for persistent memory" (VLDB Journal 29(6), 2020), §3.3; the
+// layouts are in the package README.
 //
 //	l, err := walog.Create(region, &walog.Options{Format: walog.PopLog})
 //	seq, err := l.Append([]byte("record"))   // durable when it returns
 //	...
 //	l, err = walog.Open(region, nil)          // after a restart or crash
-//	for it := l.Iter(); it.Next(); {
+//	it := l.Iter()
+//	for it.Next() {
 //		replay(it.Seq(), it.Entry())
 //	}
+//	err = it.Err()                            // nil at the end of the log; else ErrCorrupt, ...
 //
 // # What is durable when
 //
@@ -63,8 +65,8 @@
 // Before the log takes appends again, Open rewrites clean everything past
 // the valid entries that an interrupted append may have written (up to the
 // prepared end recorded in the header): without that, a later append torn
-// by another crash could be completed by stale bytes and pass its check
-// (ALGORITHMS.md 3.4). Open is idempotent, and a crash during Open
+// by another crash could be completed by stale bytes and pass its check.
+// Open is idempotent, and a crash during Open
 // recovers the same entries when Open runs again (a crash during a
 // salvaging Open leaves the damaged log or the salvaged one).
 //

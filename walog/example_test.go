@@ -30,8 +30,12 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(l.Report())
-	for it := l.Iter(); it.Next(); {
+	it := l.Iter()
+	for it.Next() {
 		fmt.Printf("%d %s\n", it.Seq(), it.Entry())
+	}
+	if err := it.Err(); err != nil { // ErrCorrupt, ErrChanged, ErrClosed, ...
+		panic(err)
 	}
 	// Output:
 	// poplog log: 3 entries (seq 1..3), tail at 352, next seq 4
@@ -63,8 +67,12 @@ func ExampleSet() {
 	if err != nil {
 		panic(err)
 	}
-	for it := s.Iter(); it.Next(); {
+	it := s.Iter()
+	for it.Next() {
 		fmt.Printf("%d %s (member %d)\n", it.Seq(), it.Entry(), it.Member())
+	}
+	if err := it.Err(); err != nil {
+		panic(err)
 	}
 	// Output:
 	// 1 a (member 0)

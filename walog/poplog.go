@@ -22,8 +22,8 @@ import (
 // crash every 8-byte word of the entry holds either what was written or
 // zero: a missing word can only lower the recounted popcount, and a
 // missing first word reads as the clean end of the log. The popcount
-// decides torn or whole exactly, header words included ([VR] §3.3.1;
-// ALGORITHMS.md 3.4); the checksum catches what a crash cannot do —
+// decides torn or whole exactly, header words included ([VR] §3.3.1);
+// the checksum catches what a crash cannot do —
 // bits flipped in place — and tells recovery which failed entries are
 // corrupt rather than torn (see tornPop).
 

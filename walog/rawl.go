@@ -25,10 +25,10 @@ import (
 // but itself.
 //
 // This is the torn-bit log of Mnemosyne in the form [VR] measured (bit 0
-// as the validity bit, collector words; ALGORITHMS.md 3.3 and open
-// question 19). Every word of an entry carries v, and every word of free
-// space carries !v, so after a crash an entry is complete exactly when all
-// its words carry v — whatever subset of them reached the media. Passes
+// as the validity bit, collector words; [VR] §3.3). Every word of an
+// entry carries v, and every word of free space carries !v, so after a
+// crash an entry is complete exactly when all its words carry v —
+// whatever subset of them reached the media. Passes
 // alternate the sense: a new pass needs no zeroing, because every word of
 // the previous pass (padded to the end of the log before the pass flips,
 // alignment gaps filled too) reads as invalid. One barrier per append; the
