@@ -802,14 +802,29 @@ three:
 	XORL BX, BX
 	XORL DX, DX
 
-loop3:
+	// Two words per stream and iteration; parts of an odd number of
+	// words begin with one word each.
+	TESTQ $8, R12
+	JZ loop3
 	CRC32Q (SI), AX
 	CRC32Q (SI)(R12*1), BX
 	CRC32Q (SI)(R12*2), DX
 	ADDQ $8, SI
 	CMPQ SI, DI
+	JAE combine3
+
+loop3:
+	CRC32Q (SI), AX
+	CRC32Q (SI)(R12*1), BX
+	CRC32Q (SI)(R12*2), DX
+	CRC32Q 8(SI), AX
+	CRC32Q 8(SI)(R12*1), BX
+	CRC32Q 8(SI)(R12*2), DX
+	ADDQ $16, SI
+	CMPQ SI, DI
 	JB loop3
 
+combine3:
 	// AX = CRC32Q(0, clmul(AX, x^(16L-33)) ^ clmul(BX, x^(8L-33))) ^ DX
 	LEAQ ·crcShift(SB), R10
 	MOVQ AX, X0
