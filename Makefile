@@ -20,12 +20,20 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags purego $(PKGS)
+	GOARCH=386 $(GO) vet $(PKGS)
+	GOARCH=arm64 $(GO) vet $(PKGS)
 
-# test: formatting, vet, every package under the race detector with the
-# invariants build tag, and the portable (purego) build.
+# test: formatting, vet (amd64, purego, 386, arm64), every package under
+# the race detector with the invariants build tag, the portable (purego)
+# build, and the 32-bit build (GOARCH=386, skipped with a message where the
+# kernel cannot run 386 binaries; vet has type-checked it either way).
 test: fmt-check vet
 	$(GO) test -race -tags invariants -count=1 -timeout 30m $(PKGS)
 	$(GO) test -tags purego -count=1 -timeout 20m $(PKGS)
+	@if GOARCH=386 $(GO) test -count=1 -run '^$$' ./internal/pmheader >/dev/null 2>&1; then \
+	  echo "GOARCH=386 $(GO) test -count=1 -timeout 20m $(PKGS)"; \
+	  GOARCH=386 $(GO) test -count=1 -timeout 20m $(PKGS); \
+	else echo "skipping the GOARCH=386 tests: this machine does not run 386 binaries"; fi
 
 bench:
 	BRAID_FORCE_PMEM=1 $(GO) test -run '^$$' -bench . -benchtime 1s $(PKGS)
