@@ -15,7 +15,7 @@ import (
 // reads as zeros. A crash during Create leaves a region that Open rejects
 // (ErrBadFormat or ErrCorrupt); run Create again. A read-only region is
 // ErrReadOnly, a closed one an error wrapping persist.ErrClosed.
-func Create(r *persist.Region, opts *Options) (*Store, error) {
+func Create(r *persist.Region, opts *Options) (_ *Store, err error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
 	}
@@ -51,6 +51,10 @@ func Create(r *persist.Region, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %d pages of %d B in %d slots need %d bytes, the region has %d from offset %d", ErrTooSmall, g.pages, g.pageSize, g.slots, g.size, avail, o.Offset)
 	}
 	s := newStore(r, g, o)
+	if err := s.claim(); err != nil {
+		return nil, err
+	}
+	defer s.abandonOnError(&err)
 	mem := s.mem
 
 	// The old superblock goes first, so a crash below cannot leave an old
@@ -144,7 +148,7 @@ func Open(r *persist.Region, opts *Options) (*Store, error) {
 	return open(r, opts, correct)
 }
 
-func open(r *persist.Region, opts *Options, bk broken) (*Store, error) {
+func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
 	}
@@ -199,6 +203,10 @@ func open(r *persist.Region, opts *Options, bk broken) (*Store, error) {
 	}
 	o.Layout, o.PageSize = sb.layout, sb.pageSize
 	s := newStore(r, g, o)
+	if err := s.claim(); err != nil {
+		return nil, err
+	}
+	defer s.abandonOnError(&err)
 	s.ro, s.broken = ro, bk
 	if g.layout == Checksum {
 		err = s.recoverChecksum()
@@ -226,6 +234,54 @@ func newStore(r *persist.Region, g geometry, o Options) *Store {
 	s.pt = make([]entry, g.pages)
 	s.lanes = make([]lane, g.lanes)
 	return s
+}
+
+// claim claims the store's areas on its region (persist.Region.Claim) but
+// the micro logs', which their walog logs claim: a second Store (or any
+// other structure) opened on the same bytes while this one is open is an
+// error wrapping persist.ErrBusy, instead of two writers overwriting each
+// other's acknowledged pages.
+func (s *Store) claim() error {
+	g := &s.g
+	areas := [][2]int{{0, g.logOff}, {g.slotOff, g.size}}
+	if g.layout == Checksum {
+		areas = [][2]int{{0, g.size}}
+	}
+	for _, a := range areas {
+		if a[1] <= a[0] {
+			continue
+		}
+		rel, err := s.r.Claim(s.off+a[0], a[1]-a[0], "pagelog store")
+		if err != nil {
+			s.unclaim()
+			return fmt.Errorf("pagelog: %w", err)
+		}
+		s.releases = append(s.releases, rel)
+	}
+	return nil
+}
+
+func (s *Store) unclaim() {
+	s.relMu.Lock()
+	defer s.relMu.Unlock()
+	for _, rel := range s.releases {
+		rel()
+	}
+	s.releases = nil
+}
+
+// abandonOnError closes the micro logs opened so far and releases the
+// store's claims when Create or Open fails.
+func (s *Store) abandonOnError(err *error) {
+	if *err == nil {
+		return
+	}
+	for i := range s.lanes {
+		if wl := s.lanes[i].log; wl != nil {
+			wl.Close()
+		}
+	}
+	s.unclaim()
 }
 
 // mustWrite fails recovery on a read-only region: what has to be written

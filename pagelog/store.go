@@ -38,6 +38,9 @@ type Store struct {
 	rec   Recovery
 
 	broken broken // deliberately wrong orderings, set by tests only
+
+	relMu    sync.Mutex
+	releases []func() // of the store's claims on the region
 }
 
 // entry is a page's row of the DRAM page table.
@@ -281,6 +284,7 @@ func (s *Store) Close() error {
 	if already {
 		return ErrClosed
 	}
+	s.unclaim()
 	return err
 }
 

@@ -21,6 +21,9 @@ func (r *Region) Close() error {
 		first = err
 	}
 	r.mem = nil
+	r.claimMu.Lock()
+	r.claims = nil
+	r.claimMu.Unlock()
 	return first
 }
 

@@ -23,4 +23,7 @@ var (
 	// ErrUnsupported is returned for an operation this platform or region
 	// kind cannot do.
 	ErrUnsupported = errors.New("persist: not supported")
+	// ErrBusy is returned by Region.Claim for an area that overlaps one
+	// claimed and not released: another open structure uses those bytes.
+	ErrBusy = errors.New("persist: area in use by another open structure")
 )

@@ -25,6 +25,7 @@ type Info struct {
 	Threshold int        // Copy/Set use streaming stores from this many bytes (0 when NT is off)
 	ReadOnly  bool
 	Prealloc  bool // every block allocated up front (no SIGBUS on a full disk)
+	Closed    bool // the region was closed (Info taken after Close)
 }
 
 func (i Info) String() string {
@@ -58,6 +59,9 @@ func (i Info) String() string {
 	}
 	if i.ReadOnly {
 		b.WriteString(", read-only")
+	}
+	if i.Closed {
+		b.WriteString(", closed")
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package persist
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -62,6 +63,10 @@ type Region struct {
 	dom      Domain
 	info     Info
 	os       osMapping
+
+	claimMu sync.Mutex
+	claims  []claim
+	claimN  uint64
 }
 
 // Bytes returns the mapped memory. The slice is valid until Close or Grow.
@@ -100,10 +105,15 @@ func (r *Region) Readable() error {
 }
 
 // Info describes what this region runs: mapping kind, durability mode,
-// flush instruction, streaming-store path and threshold.
-func (r *Region) Info() Info { return r.info }
+// flush instruction, streaming-store path and threshold, and whether it
+// has been closed.
+func (r *Region) Info() Info {
+	i := r.info
+	i.Closed = r.closed.Load()
+	return i
+}
 
-func (r *Region) String() string { return r.info.String() }
+func (r *Region) String() string { return r.Info().String() }
 
 // rangeOf checks that b lies inside the region and returns its offset.
 func (r *Region) rangeOf(b []byte) (int, error) {
@@ -482,7 +492,10 @@ func (r *Region) Offset(b []byte) (int, error) {
 // one plain store (no fence: ordering with respect to the media comes from
 // Persist); it is not a synchronization operation between goroutines.
 func Store64(b []byte, v uint64) {
-	p := unsafe.Pointer(unsafe.SliceData(b[:8]))
+	if len(b) < 8 {
+		short(len(b))
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
 	if uintptr(p)&7 != 0 {
 		misaligned(p)
 	}
@@ -496,11 +509,19 @@ func Store64(b []byte, v uint64) {
 // Load64 loads the first 8 bytes of b with one 8-byte load. It panics like
 // Store64.
 func Load64(b []byte) uint64 {
-	p := unsafe.Pointer(unsafe.SliceData(b[:8]))
+	if len(b) < 8 {
+		short(len(b))
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
 	if uintptr(p)&7 != 0 {
 		misaligned(p)
 	}
 	return atomic.LoadUint64((*uint64)(p))
+}
+
+//go:noinline
+func short(n int) {
+	panic(fmt.Sprintf("persist: 8-byte store or load on a slice of %d bytes", n))
 }
 
 //go:noinline

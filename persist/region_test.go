@@ -365,6 +365,47 @@ func TestStore64(t *testing.T) {
 	require.Equal(t, byte(8), b[8])
 	require.Panics(t, func() { persist.Store64(b[1:], 1) })
 	require.Panics(t, func() { persist.Store64(b[20:], 1) })
+	// A slice shorter than 8 bytes with room behind it: still refused, and
+	// nothing behind it written.
+	require.PanicsWithValue(t, "persist: 8-byte store or load on a slice of 4 bytes", func() { persist.Store64(b[0:4], 1) })
+	require.Panics(t, func() { persist.Load64(b[8:10]) })
+	require.Equal(t, make([]byte, 8), b[0:8])
+}
+
+func TestClaim(t *testing.T) {
+	r, err := persist.Anonymous(1<<16, nil)
+	require.NoError(t, err)
+	rel1, err := r.Claim(0, 4096, "log A")
+	require.NoError(t, err)
+	rel2, err := r.Claim(4096, 4096, "log B")
+	require.NoError(t, err, "adjacent areas do not overlap")
+	_, err = r.Claim(4095, 2, "log C")
+	require.ErrorIs(t, err, persist.ErrBusy)
+	require.ErrorContains(t, err, "log C at bytes 4095..4097 overlaps log A at 0..4096")
+	_, err = r.Claim(100, 10, "inner")
+	require.ErrorIs(t, err, persist.ErrBusy)
+	rel1()
+	rel1() // idempotent: does not release another claim
+	rel3, err := r.Claim(100, 10, "inner")
+	require.NoError(t, err)
+	_, err = r.Claim(4100, 1, "x")
+	require.ErrorIs(t, err, persist.ErrBusy, "log B still holds its area")
+	rel2()
+	rel3()
+	_, err = r.Claim(0, 0, "empty")
+	require.ErrorIs(t, err, persist.ErrInvalid)
+	_, err = r.Claim(1<<16-8, 16, "past the end")
+	require.ErrorIs(t, err, persist.ErrRange)
+	_, err = r.Claim(-1, 16, "negative")
+	require.ErrorIs(t, err, persist.ErrRange)
+	_, err = r.Claim(0, 1<<16, "all")
+	require.NoError(t, err)
+	require.NotContains(t, r.String(), "closed")
+	require.NoError(t, r.Close())
+	_, err = r.Claim(0, 8, "after close")
+	require.ErrorIs(t, err, persist.ErrClosed)
+	require.True(t, r.Info().Closed)
+	require.Contains(t, r.String(), ", closed")
 }
 
 func TestGrow(t *testing.T) {

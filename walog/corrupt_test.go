@@ -70,6 +70,9 @@ func TestCorruptMiddle(t *testing.T) {
 				require.Equal(t, before, mem, "an Open that reports corruption writes nothing")
 				t.Log(err)
 
+				if l != nil {
+					l.Close() // a restart: the old handle goes first
+				}
 				l, err = walog.Open(r, &walog.Options{Salvage: true})
 				require.NoError(t, err)
 				rep := l.Report()
@@ -79,6 +82,9 @@ func TestCorruptMiddle(t *testing.T) {
 				require.Equal(t, want[:26], all(t, l))
 				require.Contains(t, rep.String(), "SALVAGED")
 
+				if l != nil {
+					l.Close() // a restart: the old handle goes first
+				}
 				l = mustOpen(t, r, nil)
 				require.Equal(t, want[:26], all(t, l))
 				seq, err := l.Append([]byte("after"))
@@ -119,6 +125,7 @@ func TestFlipSweep(t *testing.T) {
 				offs := offsets(f, 8, sizes)
 				last := offs[18]
 				tail := walog.HeaderSize + l.Stats().Used
+				l.Close()
 				patterns := []byte{0x01, 0x03, 0x5a, 0x80, 0xff}
 				if raw {
 					patterns = []byte{0x5a}
@@ -138,6 +145,7 @@ func TestFlipSweep(t *testing.T) {
 							continue
 						}
 						got := all(t, l)
+						l.Close()
 						switch {
 						case len(got) > len(want) || !slicesEqualEntries(got, want[:len(got)]):
 							wrong++
@@ -284,6 +292,9 @@ func TestReadOnly(t *testing.T) {
 			require.ErrorIs(t, err, persist.ErrReadOnly)
 			_, err = walog.CreateSet([]walog.Part{{Region: ro}}, nil)
 			require.ErrorIs(t, err, persist.ErrReadOnly)
+			if l != nil {
+				l.Close() // a restart: the old handle goes first
+			}
 			l, err = walog.Open(ro, nil)
 			require.NoError(t, err)
 			require.Equal(t, want, all(t, l))
@@ -307,6 +318,9 @@ func TestReadOnly(t *testing.T) {
 			require.NoError(t, ro.Close())
 			rw, err = persist.Map(path, nil)
 			require.NoError(t, err)
+			if l != nil {
+				l.Close() // a restart: the old handle goes first
+			}
 			l = mustOpen(t, rw, nil)
 			require.Equal(t, want, all(t, l))
 			require.Positive(t, l.Report().Scrubbed)
@@ -334,12 +348,21 @@ func TestMaxBatch(t *testing.T) {
 		require.Equal(t, 2, l.Stats().Entries)
 		_, err = walog.Open(r, &walog.Options{MaxBatch: mb + 8})
 		require.ErrorIs(t, err, walog.ErrBadFormat)
+		if l != nil {
+			l.Close() // a restart: the old handle goes first
+		}
 		l = mustOpen(t, r, &walog.Options{MaxBatch: mb})
 		require.Equal(t, 2, l.Stats().Entries)
 		require.True(t, l.Stats().Checksum)
 
+		if l != nil {
+			l.Close() // a restart: the old handle goes first
+		}
 		l = mustCreate(t, r, &walog.Options{Format: f, MaxEntry: 1000})
 		require.Equal(t, walog.DefaultMaxBatch, l.Stats().MaxBatch)
+		if l != nil {
+			l.Close() // a restart: the old handle goes first
+		}
 		l = mustCreate(t, r, &walog.Options{Format: f, MaxEntry: 1000, Size: 4096})
 		require.Equal(t, 4096-walog.HeaderSize, l.Stats().MaxBatch, "clamped to the log")
 	}
@@ -355,6 +378,9 @@ func TestSetReport(t *testing.T) {
 	for i := range 30 {
 		_, err := s.Log(i % 3).Append([]byte("x"))
 		require.NoError(t, err)
+	}
+	if s != nil {
+		s.Close() // a restart: the old handle goes first
 	}
 	s, err = walog.OpenSet(parts, nil)
 	require.NoError(t, err)
@@ -388,12 +414,16 @@ func TestStrayFreeSpace(t *testing.T) {
 			require.NoError(t, err)
 		}
 		mem[20<<10] ^= 0x01
+		l.Close() // a restart: the old handle goes first
 		_, err := walog.Open(r, nil)
 		require.ErrorIs(t, err, walog.ErrCorrupt, f)
 		l, err = walog.Open(r, &walog.Options{Salvage: true})
 		require.NoError(t, err)
 		require.Equal(t, 10, l.Stats().Entries)
 		require.NoError(t, l.CheckFree())
+		if l != nil {
+			l.Close() // a restart: the old handle goes first
+		}
 		l = mustOpen(t, r, nil)
 		require.Equal(t, 10, l.Stats().Entries)
 	}

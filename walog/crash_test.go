@@ -463,6 +463,9 @@ func TestCrashSalvage(t *testing.T) {
 				phase = 2
 				sopts := o
 				sopts.Salvage = true
+				if l != nil {
+					l.Close() // a restart: the old handle goes first
+				}
 				l, err = walog.Open(w.Reopen("log"), &sopts)
 				if err != nil {
 					return err

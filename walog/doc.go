@@ -10,6 +10,7 @@
 //	l, err := walog.Create(region, &walog.Options{Format: walog.PopLog})
 //	seq, err := l.Append([]byte("record"))   // durable when it returns
 //	...
+//	l.Close()
 //	l, err = walog.Open(region, nil)          // after a restart or crash
 //	it := l.Iter()
 //	for it.Next() {

@@ -24,7 +24,10 @@ func Example() {
 		}
 	}
 
-	// After a restart (or a crash): recovery, then replay.
+	// After a restart (or a crash): recovery, then replay. (In one
+	// process, close the old handle first: a second Log on an area the
+	// first still holds is an error wrapping persist.ErrBusy.)
+	l.Close()
 	l, err = walog.Open(r, nil)
 	if err != nil {
 		panic(err)
@@ -63,6 +66,7 @@ func ExampleSet() {
 	s.Log(1).Append([]byte("b"))
 	s.Log(0).Append([]byte("c"))
 
+	s.Close() // a restart
 	s, err = walog.OpenSet(parts, nil)
 	if err != nil {
 		panic(err)

@@ -100,8 +100,9 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, cfg byte, body []byte, salvage bool) {
 		mem := make([]byte, 4096)
 		r, _ := snapRegion(t, mem)
-		_, err := Create(r, fuzzOptions(cfg))
+		l0, err := Create(r, fuzzOptions(cfg))
 		require.NoError(t, err)
+		l0.Close()
 		copy(mem[HeaderSize:], body)
 		binary.LittleEndian.PutUint64(mem[offHi:], checkedWord(uint64(len(mem))))
 		binary.LittleEndian.PutUint64(mem[offPass:], checkedWord(1+uint64(cfg>>7)))
@@ -114,6 +115,9 @@ func FuzzOpen(f *testing.F) {
 			require.ErrorIs(t, err, ErrCorrupt)
 			require.ErrorIs(t, err, persist.ErrCorrupt)
 			require.Equal(t, before, mem, "Open that reports corruption must not write")
+			if l != nil {
+				l.Close() // a restart: the old handle goes first
+			}
 			l, err = Open(r, &Options{Salvage: true})
 			require.NoError(t, err)
 			require.True(t, l.Report().Salvaged)
@@ -132,6 +136,9 @@ func FuzzOpen(f *testing.F) {
 
 		// Open again (without Salvage): the same entries, nothing left to
 		// repair.
+		if l != nil {
+			l.Close() // a restart: the old handle goes first
+		}
 		l, err = Open(r, nil)
 		require.NoError(t, err)
 		rep := l.Report()
@@ -145,6 +152,9 @@ func FuzzOpen(f *testing.F) {
 		// And appends go on.
 		seq, err := l.Append([]byte("after"))
 		if err == nil {
+			if l != nil {
+				l.Close() // a restart: the old handle goes first
+			}
 			l, err = Open(r, nil)
 			require.NoError(t, err)
 			_, s3, d3 := entriesAt(t, l)
@@ -226,6 +236,9 @@ func FuzzTorn(f *testing.F) {
 			return true
 		}
 		check := func(inflight [][]byte) {
+			if l != nil {
+				l.Close() // a restart: the old handle goes first
+			}
 			l, err = Open(r, o)
 			require.NoError(t, err, "a torn append must not read as corruption")
 			it := l.Iter()
@@ -303,6 +316,7 @@ func FuzzHeader(f *testing.F) {
 		if _, err := l.Append([]byte("x")); err != nil && !errors.Is(err, ErrFull) {
 			t.Fatalf("append: %v", err)
 		}
+		l.Close()
 		if _, err := Open(r, &Options{Offset: off}); err != nil {
 			t.Fatalf("reopen: %v", err)
 		}

@@ -60,11 +60,12 @@ type Log struct {
 	eLo, eN  int
 	lastLine int
 
-	epoch  uint64 // changes on Reset and Truncate (iterators check it)
-	wraps  int
-	closed bool
-	err    error // a write failed: the log refuses further writes
-	report Report
+	epoch   uint64 // changes on Reset and Truncate (iterators check it)
+	wraps   int
+	closed  bool
+	release func() // of the area's claim on the region
+	err     error  // a write failed: the log refuses further writes
+	report  Report
 }
 
 // Stats describes a log at one moment.
@@ -92,7 +93,9 @@ var errEnd = errors.New("walog: end of log")
 // Create leaves either no log (Open returns ErrNoLog) or the new empty log.
 // PopLog and Classic zero the first Options.Chunk bytes; RAWL zeroes the
 // whole area once. A closed or read-only region is an error wrapping
-// persist.ErrClosed or persist.ErrReadOnly.
+// persist.ErrClosed or persist.ErrReadOnly; an area that an open log or
+// other structure has claimed on r (persist.Region.Claim), one wrapping
+// persist.ErrBusy: Create, like Open, claims the area until Close.
 func Create(r *persist.Region, opts *Options) (*Log, error) {
 	o := opts
 	if o == nil {
@@ -108,9 +111,13 @@ func Create(r *persist.Region, opts *Options) (*Log, error) {
 	return create(r, o, header{geometry: g})
 }
 
-func create(r *persist.Region, o *Options, h header) (*Log, error) {
+func create(r *persist.Region, o *Options, h header) (l *Log, err error) {
 	h.pass, h.floor, h.hi = 1, 1, HeaderSize
-	l := newLog(r, o, h)
+	l = newLog(r, o, h)
+	if err := l.claim(); err != nil {
+		return nil, err
+	}
+	defer l.releaseOnError(&err)
 	if persist.Load64(l.mem[l.base:]) != 0 {
 		if err := l.storeRaw(0, 0); err != nil {
 			return nil, err
@@ -184,10 +191,33 @@ func Open(r *persist.Region, opts *Options) (*Log, error) {
 		return nil, err
 	}
 	l := newLog(r, o, h)
+	if err := l.claim(); err != nil {
+		return nil, err
+	}
 	if err := l.recover(0, o.Salvage); err != nil {
+		l.release()
 		return nil, err
 	}
 	return l, nil
+}
+
+// claim claims the log's area on its region (persist.Region.Claim): a
+// second Log, Set member or other structure opened on the same bytes
+// while this one is open is an error wrapping persist.ErrBusy, instead of
+// two writers overwriting each other's acknowledged entries.
+func (l *Log) claim() error {
+	rel, err := l.r.Claim(l.base, l.end-l.base, fmt.Sprintf("walog %s log", l.format))
+	if err != nil {
+		return fmt.Errorf("walog: %w", err)
+	}
+	l.release = rel
+	return nil
+}
+
+func (l *Log) releaseOnError(err *error) {
+	if *err != nil {
+		l.release()
+	}
 }
 
 func newLog(r *persist.Region, o *Options, h header) *Log {
@@ -723,8 +753,9 @@ func (l *Log) Truncate(seq uint64) error {
 	return nil
 }
 
-// Close closes the log; the region stays open (close the log first, then
-// the region). Everything appended is durable already. A second Close
+// Close closes the log and releases its area's claim on the region; the
+// region stays open (close the log first, then the region). Everything
+// appended is durable already, and Close writes nothing. A second Close
 // returns ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
@@ -733,6 +764,7 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
+	l.release()
 	return nil
 }
 

@@ -102,6 +102,7 @@ func CreateSet(parts []Part, opts *Options) (*Set, error) {
 		h := header{geometry: gs[i], setID: id, setIndex: uint32(i), setCount: uint32(len(parts))}
 		l, err := create(p.Region, o, h)
 		if err != nil {
+			s.release()
 			return nil, fmt.Errorf("set member %d: %w", i, err)
 		}
 		l.set, l.member = s, i
@@ -147,11 +148,16 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 	for i, p := range parts {
 		l := newLog(p.Region, o, hs[i])
 		l.set, l.member = s, i
+		if err := l.claim(); err != nil {
+			s.release()
+			return nil, fmt.Errorf("set member %d: %w", i, err)
+		}
+		s.logs[i] = l
 		if err := l.recover(hs[0].setFloor, o.Salvage); err != nil {
+			s.release()
 			return nil, fmt.Errorf("set member %d: %w", i, err)
 		}
 		next = max(next, l.next)
-		s.logs[i] = l
 	}
 	s.next.Store(next)
 	for _, l := range s.logs {
@@ -238,6 +244,16 @@ func (s *Set) Reset() error {
 
 // Close closes every member; the regions stay open (close the set first,
 // then the regions).
+// release releases the claims of the members created or opened so far (a
+// CreateSet or OpenSet that fails).
+func (s *Set) release() {
+	for _, l := range s.logs {
+		if l != nil {
+			l.release()
+		}
+	}
+}
+
 func (s *Set) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
