@@ -69,3 +69,21 @@ func TestSetClaims(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 }
+
+// TestOpenShortRegion: a region shorter than the log its header describes
+// (a truncated file, a smaller mapping) is a clear error naming both
+// sizes, not corruption: the header's checksum holds.
+func TestOpenShortRegion(t *testing.T) {
+	mem := make([]byte, 64<<10)
+	l := mustCreate(t, memRegion(t, mem), nil)
+	_, err := l.Append([]byte("x"))
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	for _, salvage := range []bool{false, true} {
+		_, err = walog.Open(memRegion(t, mem[:8192]), &walog.Options{Salvage: salvage})
+		require.ErrorIs(t, err, walog.ErrInvalid)
+		require.ErrorIs(t, err, persist.ErrTooSmall)
+		require.NotErrorIs(t, err, persist.ErrCorrupt)
+		require.ErrorContains(t, err, "the log at offset 0 is 65536 bytes, the region has 8192")
+	}
+}

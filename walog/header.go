@@ -150,8 +150,12 @@ func readHeader(r *persist.Region, base int) (header, error) {
 		return bad("entry alignment 2^%d", alignLog)
 	case flags&^flagNoChecksum != 0 || le.Uint64(b[48:]) != 0 || le.Uint32(b[56:]) != 0:
 		return bad("unknown flags %#x or non-zero reserved fields", flags)
-	case size < MinSize || size%HeaderSize != 0 || size > uint64(r.Size()):
-		return bad("area size %d (region has %d bytes)", size, r.Size())
+	case size < MinSize || size%HeaderSize != 0:
+		return bad("area size %d", size)
+	case size > uint64(r.Size()-base):
+		// The header's checksum holds: the region is short, not the header
+		// damaged.
+		return h, fmt.Errorf("%w: the log at offset %d is %d bytes, the region has %d from there: map the whole file (is it truncated?): %w", ErrInvalid, base, size, r.Size()-base, persist.ErrTooSmall)
 	case h.maxEntry < 1 || h.maxEntry > MaxEntryLimit || h.format.footprint(h.maxEntry) > int(size)-HeaderSize:
 		return bad("longest entry %d in an area of %d bytes", h.maxEntry, size)
 	case h.maxBatch < h.format.footprint(h.maxEntry) || h.maxBatch > int(size)-HeaderSize:
