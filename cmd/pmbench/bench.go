@@ -165,7 +165,8 @@ func (b *bench) threadRange() (lo, hi int) {
 }
 
 // mapFile creates and maps the file pmbench measures. It refuses to write
-// over an existing file unless -overwrite.
+// over an existing file unless -overwrite (checkFile refused it already, as
+// a flag error; this catches a file created since, as a failure).
 func mapFile(cfg config) (*persist.Region, error) {
 	if st, err := os.Lstat(cfg.file); err == nil {
 		if !cfg.overwrite {

@@ -47,6 +47,10 @@ const (
 	maxDuration = 10 * time.Minute
 )
 
+// fileDefault is -file's default: defaultFile, a file of its own in tests
+// (an existing -file is refused, and another pmbench may be running).
+var fileDefault = defaultFile
+
 // errHelp is returned by parseFlags for -h: usage was printed, exit 0.
 var errHelp = errors.New("help requested")
 
@@ -55,7 +59,7 @@ var errHelp = errors.New("help requested")
 // 2, and run prints it with a pointer to -h.
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	cfg := config{
-		file:     defaultFile,
+		file:     fileDefault,
 		size:     defaultSize,
 		duration: defaultDuration,
 		threads:  runtime.GOMAXPROCS(0),
@@ -140,7 +144,7 @@ func (c *config) validate() error {
 	case c.threads < 1 || c.threads > maxThreads:
 		return fmt.Errorf("-threads %d: want 1 to %d", c.threads, maxThreads)
 	}
-	if err := checkFile(c.file); err != nil {
+	if err := checkFile(c.file, c.overwrite); err != nil {
 		return err
 	}
 	if c.profile != "" {
@@ -208,17 +212,45 @@ func perThreadMinSize(c *config) (int64, string) {
 	return n, why
 }
 
-// checkFile: -file must name a file (existing or not) in a directory that
-// exists.
-func checkFile(file string) error {
+// checkFile: -file must name a file in a directory that exists and where
+// files can be created, and an existing file only with -overwrite, and
+// then a regular one: pmbench writes over all of it. Refused here, before
+// anything is measured, each is a flag error (exit status 2).
+func checkFile(file string, overwrite bool) error {
 	if st, err := os.Stat(file); err == nil && st.IsDir() {
 		return fmt.Errorf("-file %s is a directory: give the path of a file for pmbench to create, such as %s",
 			file, filepath.Join(file, "pmbench.pm"))
+	}
+	if st, err := os.Lstat(file); err == nil {
+		if !overwrite {
+			return fmt.Errorf("-file %s already exists, and pmbench writes over all of it: remove it, choose another -file, or pass -overwrite", file)
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("-file %s is %s, not a regular file: pmbench replaces only regular files", file, fileKind(st.Mode()))
+		}
+	} else if !errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("-file %s: %w", file, err)
 	}
 	dir := filepath.Dir(file)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("-file %s: directory %s does not exist", file, dir)
 	}
+	return probeDir("-file "+file, dir)
+}
+
+// probeDir tries to create a file in dir: permission bits do not tell
+// (root, read-only mounts).
+func probeDir(what, dir string) error {
+	f, err := os.CreateTemp(dir, ".pmbench-probe-*")
+	if err != nil {
+		var pe *iofs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("%s: cannot create files in %s: %v", what, dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }
 
@@ -249,18 +281,7 @@ func checkProfile(path, file string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("-profile %s: directory %s does not exist", path, dir)
 	}
-	// Permission bits do not tell (root, read-only mounts): try.
-	f, err := os.CreateTemp(dir, ".pmbench-probe-*")
-	if err != nil {
-		var pe *iofs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("-profile %s: cannot create files in %s: %v", path, dir, err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
+	return probeDir("-profile "+path, dir)
 }
 
 // fileKind names the type of a file that is not a regular one.
@@ -305,8 +326,30 @@ Examples:
   BRAID_FORCE_PMEM=1 pmbench -quick -profile /dev/shm/profile.json
   pmbench -file /mnt/pmem0/bench.pm -size 8G -threads 16 -profile pmem0.json
   pmbench -mode copy -json
-`)
+
+%s
+`, exitStatuses)
 }
+
+// exitStatuses is the one statement of the rule, printed by pmbench -h
+// (cmd/pmbench/README.md says the same).
+const exitStatuses = `Exit status:
+  0    success (also -h)
+  1    the work failed: mapping the file, a measurement, or writing the
+       report or the profile failed (the profile is checked before the
+       run, but the disk can fill)
+  2    the command line is wrong, found before anything is measured: an
+       unknown flag, a bad flag value, an argument, or a path that cannot
+       be used as given: -file a directory, in a directory that does not
+       exist or is not writable, existing without -overwrite (or, with
+       it, not a regular file); -profile a directory or device, in a
+       directory that does not exist or is not writable, or the -file
+       itself
+  130  interrupted (SIGINT, SIGTERM)
+  141  the reader of the report went away (stdout a closed pipe, as in
+       pmbench | head), quietly
+  With 1, 130 and 141 the measured file is closed and, unless -keep,
+  removed first; with 2 nothing was created or changed.`
 
 // byteSize is a flag.Value for sizes such as 4096, 64K, 256M, 1G or 1GiB.
 type byteSize int64

@@ -18,10 +18,10 @@
 // BRAID_FORCE_PMEM=1 (or -force-pmem) on tmpfs to measure that path
 // without PMem.
 //
-// Exit status: 0 on success, 1 when a measurement fails, 2 for bad flags,
-// 130 when interrupted (SIGINT, SIGTERM), 141 when the report's reader
-// went away (stdout a closed pipe, as in pmbench | head). In every case
-// the file is closed and, unless -keep, removed first.
+// The exit statuses are listed by pmbench -h (exitStatuses) and in
+// README.md: 0 success, 1 the work failed, 2 the command line is wrong
+// (found before anything is measured), 130 interrupted, 141 the report's
+// reader went away.
 package main
 
 import (

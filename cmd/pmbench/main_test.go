@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,12 +27,22 @@ import (
 //
 // With PMBENCH_TEST_MAIN=1 the test binary is pmbench itself (main, with
 // that cache), for the tests that need a process: TestBrokenPipeProcess.
+//
+// -file's default is a file in a directory of the test's own, as an
+// existing -file is refused (and another pmbench may use /dev/shm's).
 func TestMain(m *testing.M) {
 	llc = 1 << 20
 	if os.Getenv("PMBENCH_TEST_MAIN") == "1" {
 		main()
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "pmbench-test-")
+	if err != nil {
+		panic(err)
+	}
+	fileDefault = filepath.Join(dir, "pmbench.pm")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // canStream reports whether a forced region takes the flush-instruction
@@ -42,7 +53,7 @@ func canStream() bool { return asm.CanFlush() }
 func TestParseFlagsDefaults(t *testing.T) {
 	cfg, err := parseFlags(nil, &bytes.Buffer{})
 	require.NoError(t, err)
-	require.Equal(t, defaultFile, cfg.file)
+	require.Equal(t, fileDefault, cfg.file)
 	require.EqualValues(t, defaultSize, cfg.size)
 	require.Equal(t, defaultDuration, cfg.duration)
 	require.Equal(t, "device", cfg.mode)
@@ -423,7 +434,7 @@ func TestJSONAndKeep(t *testing.T) {
 	out.Reset()
 	errOut.Reset()
 	code = run(context.Background(), []string{"-mode", "copy", "-force-pmem", "-file", file, "-size", "8M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
-	require.Equal(t, exitFail, code)
+	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut.String(), "already exists")
 	require.FileExists(t, file)
 
@@ -441,10 +452,22 @@ func TestMapErrors(t *testing.T) {
 	require.NoError(t, os.Symlink("/dev/null", link))
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-mode", "copy", "-overwrite", "-file", link, "-size", "8M", "-duration", "1ms"}, &out, &errOut)
-	require.Equal(t, exitFail, code)
-	require.Contains(t, errOut.String(), link+" is a symbolic link, not a regular file: pmbench replaces only regular files")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut.String(), "-file "+link+" is a symbolic link, not a regular file: pmbench replaces only regular files")
 	_, err := os.Lstat(link)
 	require.NoError(t, err)
+
+	// A file created between the check of the flags and the mapping is
+	// still refused, then as a failure.
+	file := filepath.Join(dir, "late.pm")
+	cfg, err := parseFlags([]string{"-mode", "copy", "-file", file, "-size", "8M"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, []byte("keep"), 0o644))
+	_, err = mapFile(cfg)
+	require.ErrorContains(t, err, "already exists")
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, "keep", string(b))
 }
 
 // TestModeWithoutProfile: a mode that measures no figure of the profile
@@ -624,4 +647,84 @@ func TestCustomAccess(t *testing.T) {
 		access: func(int, int, []byte) error { return errors.New("boom") }})
 	require.ErrorContains(t, err, "boom")
 	require.ErrorContains(t, err, "failing seq 64 B")
+}
+
+// TestExitStatuses: one case of every exit status's categories (pmbench
+// -h and README.md state the rule). Status 2 leaves everything as it
+// was; 1, 130 and 141 remove the measured file.
+func TestExitStatuses(t *testing.T) {
+	registerTestMode(t, mode{name: "zz-ok", run: func(b *bench) error {
+		b.add(result{Point: persist.Point{Op: "zz-op", Pattern: "seq", Size: 64, Threads: 1, GBs: 1, NsPerOp: 64}})
+		return nil
+	}})
+	registerTestMode(t, mode{name: "zz-fail", run: func(*bench) error { return errors.New("the device went away") }})
+	registerTestMode(t, mode{name: "zz-ctx", run: func(b *bench) error { return b.ctx.Err() }})
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "existing.pm")
+	require.NoError(t, os.WriteFile(existing, []byte("keep"), 0o644))
+	link := filepath.Join(dir, "link.pm")
+	require.NoError(t, os.Symlink("/dev/null", link))
+	before, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	file := filepath.Join(dir, "bench.pm")
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	base := []string{"-mode", "zz-ok", "-force-pmem", "-size", "8M", "-duration", "1ms"}
+	for _, tc := range []struct {
+		what   string
+		args   []string // after base, with -file file unless they give one
+		ctx    context.Context
+		stdout io.Writer
+		code   int
+		msg    string // in stderr
+	}{
+		{what: "success", code: exitOK},
+		{what: "help", args: []string{"-h"}, code: exitOK, msg: "Exit status:\n  0    success"},
+		{what: "usage: unknown flag", args: []string{"-nosuch"}, code: exitUsage, msg: "flag provided but not defined: -nosuch"},
+		{what: "usage: bad flag value", args: []string{"-size", "12Q"}, code: exitUsage, msg: `invalid value "12Q" for flag -size`},
+		{what: "usage: bad mode", args: []string{"-mode", "nosuch"}, code: exitUsage, msg: `-mode "nosuch"`},
+		{what: "usage: argument", args: []string{"extra"}, code: exitUsage, msg: `unexpected argument "extra"`},
+		{what: "usage: -file a directory", args: []string{"-file", dir}, code: exitUsage, msg: "-file " + dir + " is a directory"},
+		{what: "usage: -file in no directory", args: []string{"-file", filepath.Join(dir, "no", "f.pm")}, code: exitUsage, msg: "does not exist"},
+		{what: "usage: -file where nothing can be created", args: []string{"-file", "/proc/pmbench.pm"}, code: exitUsage, msg: "-file /proc/pmbench.pm: cannot create files in /proc"},
+		{what: "usage: -file exists", args: []string{"-file", existing}, code: exitUsage, msg: "-file " + existing + " already exists"},
+		{what: "usage: -overwrite of a link", args: []string{"-overwrite", "-file", link}, code: exitUsage, msg: "is a symbolic link, not a regular file"},
+		{what: "usage: -profile in no directory", args: []string{"-mode", "copy", "-profile", filepath.Join(dir, "no", "p.json")}, code: exitUsage, msg: "-profile"},
+		{what: "failure: measurement", args: []string{"-mode", "zz-fail"}, code: exitFail, msg: "pmbench: the device went away\n"},
+		{what: "failure: report", stdout: failWriter{}, code: exitFail, msg: "pmbench: write the report: disk full\n"},
+		{what: "interrupted", args: []string{"-mode", "zz-ctx"}, ctx: canceled, code: exitInterrupted, msg: "pmbench: interrupted\n"},
+		{what: "broken pipe", stdout: closedPipe(t), code: exitBrokenPipe},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			args := slices.Concat(base, tc.args)
+			if !slices.Contains(tc.args, "-file") {
+				args = append(args, "-file", file)
+			}
+			ctx, stdout := tc.ctx, tc.stdout
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			if stdout == nil {
+				stdout = &bytes.Buffer{}
+			}
+			var errOut bytes.Buffer
+			code := run(ctx, args, stdout, &errOut)
+			require.Equal(t, tc.code, code, "stderr: %s", errOut.String())
+			if tc.msg == "" {
+				require.Empty(t, errOut.String())
+			}
+			require.Contains(t, errOut.String(), tc.msg)
+			if tc.code == exitUsage {
+				require.Equal(t, 2, strings.Count(errOut.String(), "\n"), "one line, then the pointer to -h: %q", errOut.String())
+				require.Contains(t, errOut.String(), "Run 'pmbench -h' for the flags.")
+			}
+			require.NoFileExists(t, file, "removed, or never created")
+			after, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Equal(t, before, after)
+			b, err := os.ReadFile(existing)
+			require.NoError(t, err)
+			require.Equal(t, "keep", string(b))
+		})
+	}
 }

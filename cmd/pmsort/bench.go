@@ -290,28 +290,28 @@ type benchMode struct {
 	mode sort.Mode
 }
 
-// benchSpace fails fast when dir (and tmp) cannot hold the files the bench
-// writes: the input, an output and run files of about the input's size at
+// benchSpace fails fast when dir (and tmp) is not a writable directory
+// (bad usage) or cannot hold the files the bench writes: the input, an output and run files of about the input's size at
 // a time (plus the ASCII input and output with -gnu).
 func benchSpace(dir, tmp string, size int64, gnu bool) error {
+	if err := checkDirPath("-dir ", dir); err != nil {
+		return err
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return usagef("-dir: %v", err)
-	}
-	if !st.IsDir() {
-		return usagef("-dir %s is not a directory", dir)
+		return err
 	}
 	need, needTmp := 3*size, int64(0)
 	if gnu {
 		need += 2 * size
 	}
 	if tmp != "" {
+		if err := checkDirPath("-tmp ", tmp); err != nil {
+			return err
+		}
 		ts, err := os.Stat(tmp)
 		if err != nil {
-			return usagef("-tmp: %v", err)
-		}
-		if !ts.IsDir() {
-			return usagef("-tmp %s is not a directory", tmp)
+			return err
 		}
 		if sameDevice(st, ts) {
 			// Same file system: one budget.

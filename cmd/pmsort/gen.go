@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
+	"os"
 	"strconv"
 	"strings"
 
@@ -48,7 +52,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var ff formatFlags
 	ff.register(fs)
 	if err := parseFlags(fs, gensortArgs(args)); err != nil {
-		return err
+		return negativeCount(err)
 	}
 	switch fs.NArg() {
 	case 0:
@@ -77,6 +81,20 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// A count no file can hold is a bad argument; one the free space
+	// cannot hold is a failure (Generate checks it).
+	least, what := f.RecordSize(), "bytes"
+	if f.KLV {
+		least, what = f.KeySize+4+*vmin, "bytes at least"
+	}
+	if hi, lo := bits.Mul64(n, uint64(least)); hi != 0 || lo > math.MaxInt64 {
+		return usagef("NUM_RECS %d: %d records of %d %s make more than 2^63 bytes", n, n, least, what)
+	}
+	if fs.Arg(1) != os.DevNull { // gensort computes without writing there
+		if err := checkOutputPath("", fs.Arg(1), true, ""); err != nil {
+			return err
+		}
+	}
 	o := sort.GenOptions{Count: n, Start: b, ASCII: *ascii, Skew: *skew, Format: f,
 		MinValue: *vmin, MaxValue: *vmax, Threads: *threads, Checksum: *sum}
 	res, err := sort.Generate(ctx, fs.Arg(1), o, *force)
@@ -87,4 +105,19 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stderr, res.Checksum.Hex())
 	}
 	return nil
+}
+
+// negativeCount turns the flag package's error for a negative NUM_RECS
+// ("-5" reads as an undefined flag: no flag of gen is named by a number)
+// into one that says what is wrong.
+func negativeCount(err error) error {
+	const undefined = "flag provided but not defined: -"
+	var ue usageError
+	if errors.As(err, &ue) && strings.HasPrefix(ue.msg, undefined) {
+		num := strings.TrimPrefix(ue.msg, undefined)
+		if _, perr := strconv.ParseFloat(num, 64); perr == nil {
+			return usagef("NUM_RECS -%s: want a non-negative decimal number", num)
+		}
+	}
+	return err
 }

@@ -10,12 +10,10 @@
 // Subcommands are cobra commands; each parses its own Go-style flags
 // (single dash, as gensort and valsort take them).
 //
-// Exit status: 0 on success; 1 on failure (for validate, as valsort: also
-// when the records are out of order or not a permutation); 2 on bad usage
-// (unknown command, missing or extra arguments, bad flag values), with a
-// message that says what is wrong; 130 when interrupted (Ctrl-C, SIGTERM,
-// or SIGPIPE when the reader of the output goes away), after removing any
-// partial output.
+// The exit statuses are listed by pmsort -h (exitStatuses) and in
+// sort/README.md: 0 success, 1 the work failed, 2 the command line is
+// wrong (found before any work), 130 interrupted, 141 the reader of the
+// output went away.
 package main
 
 import (
@@ -39,15 +37,49 @@ const (
 	exitFail        = 1
 	exitUsage       = 2
 	exitInterrupted = 130
+	exitBrokenPipe  = 128 + 13 // what a shell reports for a process SIGPIPE killed
 )
+
+// exitStatuses is the one statement of the rule, printed by pmsort -h
+// (sort/README.md says the same).
+const exitStatuses = `Exit status:
+  0    success (also -h and help)
+  1    the work failed: a read or write failed, the input is not whole
+       records of the format, the free space or the memory budget is too
+       small for this input; and, as valsort, validate's records are out
+       of order or not a permutation of -perm INPUT
+  2    the command line is wrong, found before anything is read or
+       written: an unknown command or flag, a bad flag value, a missing
+       or extra argument, or a path that cannot be used as given: an
+       input that does not exist, cannot be read or is a directory; an
+       output that is a directory or another non-regular file (gen takes
+       /dev/null), is the input, or (sort) exists without -f; a
+       directory (of an output, -tmp, -dir) that does not exist or is
+       not writable; a -profile that cannot be loaded; a record count
+       no file can hold
+  130  interrupted (SIGINT, SIGTERM); partial output is removed
+  141  the reader of the output went away (SIGPIPE, as in
+       pmsort bench | head); partial output is removed, nothing printed`
+
+// errBrokenPipe is the cause of the cancellation on SIGPIPE.
+var errBrokenPipe = errors.New("broken pipe")
 
 func main() {
 	// SIGPIPE too: a reader that went away (pmsort bench | head) stops the
 	// work like Ctrl-C does, and the input and output files are removed,
 	// instead of the process dying with them in place.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	go func() {
+		if s := <-sigs; s == syscall.SIGPIPE {
+			cancel(errBrokenPipe)
+		} else {
+			cancel(context.Canceled)
+		}
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
 
@@ -82,6 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "pmsort",
 		Short:         "WiscSort external sorter for byte-addressable storage",
+		Long:          "pmsort: WiscSort external sorter for byte-addressable storage (see sort/README.md).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
@@ -106,6 +139,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} {
 		root.AddCommand(subcommand(c.name, c.short, c.run, stdout, stderr))
 	}
+	// pmsort -h and pmsort help end with the exit statuses.
+	defaultHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		defaultHelp(c, args)
+		if c == root {
+			fmt.Fprintf(stdout, "\n%s\n", exitStatuses)
+		}
+	})
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "print the usage of pmsort or of a command",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return root.Help()
+			}
+			if len(args) > 1 {
+				return usagef("help takes one command, got %d arguments: %s", len(args), strings.Join(args, " "))
+			}
+			c, _, err := root.Find(args)
+			if err != nil || c == root {
+				return usagef("help: unknown command %q", args[0])
+			}
+			return c.Help()
+		},
+	})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var ee exitError
@@ -121,10 +180,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		if errors.Is(context.Cause(ctx), errBrokenPipe) {
+			return exitBrokenPipe // quietly, as a process SIGPIPE kills
+		}
 		fmt.Fprintln(stderr, "pmsort: interrupted")
 		return exitInterrupted
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %s\n", name, ue.msg)
+	case errors.As(err, &ue) || ce == nil:
+		// ce == nil: an error of cobra itself (as from completion's
+		// argument check), about the command line.
+		msg := ue.msg
+		if msg == "" {
+			msg = err.Error()
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", name, msg)
 		if ce != nil {
 			fmt.Fprintf(stderr, "Run 'pmsort %s -h' for its usage.\n", ce.name)
 		} else {

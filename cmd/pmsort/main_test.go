@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,8 +85,8 @@ func TestSortValidateCLI(t *testing.T) {
 		require.Contains(t, msg, "Permutation of")
 	}
 	code, _, msg = pmsort(t, "sort", "-i", in, "-o", out)
-	require.Equal(t, 1, code)
-	require.Contains(t, msg, "pmsort sort: output "+out+" exists (use -f to replace it)")
+	require.Equal(t, 2, code)
+	require.Contains(t, msg, "pmsort sort: -o "+out+" exists (use -f to replace it)")
 
 	// The report names the final output, not the temporary file.
 	code, stdout, msg := pmsort(t, "sort", "-i", in, "-o", out, "-f")
@@ -172,90 +173,221 @@ func TestValidateSummaryNeverOverwritesInput(t *testing.T) {
 	}
 }
 
+// TestExitStatuses checks the rule pmsort -h and sort/README.md state,
+// category by category for every command: 0 success; 2 a wrong command
+// line (flag, flag value, argument, path), found before any work, with
+// one line saying what is wrong and nothing written; 1 a failure of the
+// work (I/O, bad data, space; validate as valsort).
 func TestExitStatuses(t *testing.T) {
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in")
-	code, _, msg := pmsort(t, "gen", "1000", in)
-	require.Equal(t, 0, code, msg)
-	out := filepath.Join(dir, "out")
-	for _, c := range []struct {
-		args []string
-		code int
-		msg  string
-	}{
-		{nil, 2, "pmsort: no command given"},
-		{[]string{"bogus"}, 2, `pmsort: unknown command "bogus"`},
-		{[]string{"-x"}, 2, "unknown shorthand flag"},
-		{[]string{"help"}, 0, ""},
-		{[]string{"-h"}, 0, ""},
-		{[]string{"gen"}, 2, "pmsort gen: missing NUM_RECS and FILE_NAME"},
-		{[]string{"gen", "5"}, 2, "pmsort gen: missing FILE_NAME after NUM_RECS 5"},
-		{[]string{"gen", "5", "a", "b"}, 2, "got 3 arguments"},
-		{[]string{"gen", "-t", "-1", "5", out}, 2, "-t -1: want 0"},
-		{[]string{"gen", "x", out}, 2, `NUM_RECS "x"`},
-		{[]string{"gen", "-bx", "4", out}, 2, "-bx"},
-		{[]string{"gen", "-zz", "4", out}, 2, "pmsort gen: flag provided but not defined: -zz"},
-		{[]string{"sort", "-mem", "-1"}, 2, `pmsort sort: invalid value "-1" for flag -mem`},
-		{[]string{"help", "sort"}, 0, "-tmp"},
-		{[]string{"sort", "-i", in, "-o", out, "-tmp", filepath.Join(dir, "nosuch")}, 1, "temp dir"},
-		{[]string{"validate", "-perm", filepath.Join(dir, "nosuch"), in}, 1, "pmsort validate: -perm " + filepath.Join(dir, "nosuch") + ": no such file"},
-		{[]string{"validate", "-o", filepath.Join(dir, "nodir", "s"), in}, 1, "directory " + filepath.Join(dir, "nodir")},
-		{[]string{"bench", "-mpmem", "1", "-dir", dir}, 2, "-mpmem 1 (the budget of MergePass)"},
-		{[]string{"bench", "-cpuprofile", filepath.Join(dir, "nodir", "p"), "-dir", dir}, 2, "-cpuprofile"},
-		{[]string{"gen", "-h"}, 0, "usage: pmsort gen"},
-		{[]string{"gen", "-key", "0", "4", out}, 2, "record format"},
-		{[]string{"gen", "100", dir}, 1, "pmsort gen: " + dir + " is a directory"},
-		{[]string{"validate"}, 2, "pmsort validate: missing FILE_NAME"},
-		{[]string{"validate", "a", "b"}, 2, "want one FILE_NAME"},
-		{[]string{"validate", filepath.Join(dir, "missing")}, 1, "pmsort validate: "},
-		{[]string{"sort"}, 2, "pmsort sort: missing -i IN and -o OUT"},
-		{[]string{"sort", "-i", in}, 2, "missing -o OUT"},
-		{[]string{"sort", "-i", in, "-o", out, "extra"}, 2, "unexpected arguments"},
-		{[]string{"sort", "-i", in, "-o", out, "-mem", "99999T"}, 2, "physical memory"},
-		{[]string{"sort", "-i", in, "-o", out, "-mem", "99999999999T"}, 2, "too large"},
-		{[]string{"sort", "-i", in, "-o", out, "-readers", "-1"}, 2, "-readers -1"},
-		{[]string{"sort", "-i", in, "-o", out, "-mode", "fast"}, 2, `mode "fast"`},
-		{[]string{"sort", "-i", in, "-o", out, "-progress", "maybe"}, 2, "-progress"},
-		{[]string{"sort", "-i", in, "-o", dir}, 1, "pmsort sort: output " + dir + " is a directory"},
-		{[]string{"sort", "-f", "-i", in, "-o", dir}, 1, "is a directory"},
-		{[]string{"sort", "-i", in, "-o", in}, 1, "is the input"},
-		{[]string{"bench", "-n", "0"}, 2, "-n 0"},
-		{[]string{"bench", "-n", "99999999999999999"}, 2, "do not fit"},
-		{[]string{"bench", "-n", "999999999999999", "-dir", dir}, 1, "free"},
-		{[]string{"bench", "-modes", "quick"}, 2, "unknown mode"},
-		{[]string{"bench", "-mode", "ems"}, 2, "flag provided but not defined: -mode"},
-		{[]string{"bench", "-force-pmem"}, 2, "flag provided but not defined: -force-pmem"},
-	} {
-		code, _, msg := pmsort(t, c.args...)
-		require.Equal(t, c.code, code, "%v: %s", c.args, msg)
-		require.Contains(t, msg, c.msg, "%v", c.args)
+	path := func(name string) string { return filepath.Join(dir, name) }
+	in, sorted, other := path("in"), path("sorted"), path("other")
+	for _, args := range [][]string{{"gen", "1000", in}, {"gen", "-b5", "1000", other}, {"sort", "-i", in, "-o", sorted}} {
+		code, _, msg := pmsort(t, args...)
+		require.Equal(t, 0, code, "%v: %s", args, msg)
+	}
+	sortedBytes, err := os.ReadFile(sorted)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path("partial"), sortedBytes[:150], 0o644)) // not whole records
+	require.NoError(t, os.WriteFile(path("empty"), nil, 0o644))
+	require.NoError(t, os.WriteFile(path("bad.sum"), sortedBytes[:100], 0o644)) // not 280-byte summaries
+	require.NoError(t, os.Link(in, path("link")))
+	require.NoError(t, os.WriteFile(path("existing"), []byte("keep"), 0o644))
+	require.NoError(t, os.Mkdir(path("subdir"), 0o755))
+	before := dirState(t, dir)
+	out := path("out")         // never created
+	nodir := path("nodir/out") // in a directory that does not exist
+	const ro = "/proc/pmsort-out"
+
+	const (
+		ok      = "success"
+		command = "usage: command"
+		flag    = "usage: flag"
+		value   = "usage: flag value"
+		arg     = "usage: argument"
+		pathArg = "usage: path"
+		failure = "failure"
+	)
+	type exitCase struct {
+		cmd, category string
+		args          []string
+		code          int
+		msg           string
+	}
+	cases := []exitCase{
+		{"pmsort", ok, []string{"-h"}, 0, "Exit status:\n  0    success"},
+		{"pmsort", command, nil, 2, "pmsort: no command given"},
+		{"pmsort", command, []string{"bogus"}, 2, `pmsort: unknown command "bogus"`},
+		{"pmsort", flag, []string{"-x"}, 2, "unknown shorthand flag"},
+
+		{"help", ok, []string{"help"}, 0, "Exit status:"},
+		{"help", ok, []string{"help", "sort"}, 0, "-tmp"},
+		{"help", flag, []string{"help", "-x"}, 2, "unknown shorthand flag"},
+		{"help", arg, []string{"help", "bogus"}, 2, `pmsort: help: unknown command "bogus"`},
+		{"help", arg, []string{"help", "gen", "sort"}, 2, "help takes one command"},
+
+		{"gen", ok, []string{"gen", "10", os.DevNull}, 0, ""},
+		{"gen", ok, []string{"gen", "-h"}, 0, "usage: pmsort gen"},
+		{"gen", flag, []string{"gen", "-zz", "4", out}, 2, "pmsort gen: flag provided but not defined: -zz"},
+		{"gen", value, []string{"gen", "-t", "-1", "5", out}, 2, "-t -1: want 0"},
+		{"gen", value, []string{"gen", "-bx", "4", out}, 2, "-bx"},
+		{"gen", value, []string{"gen", "-key", "0", "4", out}, 2, "record format"},
+		{"gen", arg, []string{"gen"}, 2, "pmsort gen: missing NUM_RECS and FILE_NAME"},
+		{"gen", arg, []string{"gen", "5"}, 2, "pmsort gen: missing FILE_NAME after NUM_RECS 5"},
+		{"gen", arg, []string{"gen", "5", "a", "b"}, 2, "got 3 arguments"},
+		{"gen", arg, []string{"gen", "x", out}, 2, `NUM_RECS "x"`},
+		{"gen", arg, []string{"gen", "-5", out}, 2, "pmsort gen: NUM_RECS -5: want a non-negative decimal number"},
+		{"gen", arg, []string{"gen", "-a", "-s", "-b3", "-1.5", out}, 2, "NUM_RECS -1.5: want a non-negative"},
+		{"gen", pathArg, []string{"gen", "100", dir}, 2, "pmsort gen: " + dir + " is a directory"},
+		{"gen", pathArg, []string{"gen", "100", nodir}, 2, "pmsort gen: " + nodir + ": directory " + path("nodir") + ": no such file"},
+		{"gen", pathArg, []string{"gen", "100", ro}, 2, "cannot create files there"},
+		{"gen", value, []string{"gen", "99999999999999999", out}, 2, "make more than 2^63 bytes"},
+		{"gen", failure, []string{"gen", "-key", "64", "-value", "1000", "999999999999999", out}, 1, "free"},
+
+		{"validate", ok, []string{"validate", "-perm", in, sorted}, 0, "SUCCESS"},
+		{"validate", flag, []string{"validate", "-zz", sorted}, 2, "flag provided but not defined: -zz"},
+		{"validate", value, []string{"validate", "-t", "-1", sorted}, 2, "-t -1"},
+		{"validate", value, []string{"validate", "-key", "0", sorted}, 2, "record format"},
+		{"validate", arg, []string{"validate"}, 2, "pmsort validate: missing FILE_NAME"},
+		{"validate", arg, []string{"validate", "a", "b"}, 2, "want one FILE_NAME"},
+		{"validate", pathArg, []string{"validate", path("missing")}, 2, "pmsort validate: " + path("missing") + ": no such file"},
+		{"validate", pathArg, []string{"validate", dir}, 2, "pmsort validate: " + dir + " is a directory"},
+		{"validate", pathArg, []string{"validate", "-perm", path("missing"), sorted}, 2, "pmsort validate: -perm " + path("missing") + ": no such file"},
+		{"validate", pathArg, []string{"validate", "-perm", dir, sorted}, 2, "-perm " + dir + " is a directory"},
+		{"validate", pathArg, []string{"validate", "-o", nodir, sorted}, 2, "directory " + path("nodir")},
+		{"validate", pathArg, []string{"validate", "-o", path("subdir"), sorted}, 2, "-o " + path("subdir") + " is a directory"},
+		{"validate", pathArg, []string{"validate", "-o", sorted, sorted}, 2, "-o " + sorted + " is the input"},
+		{"validate", pathArg, []string{"validate", "-o", os.DevNull, sorted}, 2, "-o /dev/null exists and is not a regular file"},
+		{"validate", failure, []string{"validate", in}, 1, "ERROR - there are"}, // valsort: unordered records
+		{"validate", failure, []string{"validate", "-q", in}, 1, ""},
+		{"validate", failure, []string{"validate", "-perm", other, sorted}, 1, "not a permutation"},
+		{"validate", failure, []string{"validate", path("partial")}, 1, "pmsort validate: " + path("partial")},
+		{"validate", failure, []string{"validate", "-s", path("bad.sum")}, 1, "pmsort validate: " + path("bad.sum")},
+
+		{"sort", ok, []string{"sort", "-f", "-i", in, "-o", sorted}, 0, ""},
+		{"sort", flag, []string{"sort", "-mode", "ems", "-zz"}, 2, "flag provided but not defined: -zz"},
+		{"sort", value, []string{"sort", "-mem", "-1"}, 2, `pmsort sort: invalid value "-1" for flag -mem`},
+		{"sort", value, []string{"sort", "-i", in, "-o", out, "-mem", "99999T"}, 2, "physical memory"},
+		{"sort", value, []string{"sort", "-i", in, "-o", out, "-mem", "99999999999T"}, 2, "too large"},
+		{"sort", value, []string{"sort", "-i", in, "-o", out, "-readers", "-1"}, 2, "-readers -1"},
+		{"sort", value, []string{"sort", "-i", in, "-o", out, "-mode", "fast"}, 2, `mode "fast"`},
+		{"sort", value, []string{"sort", "-i", in, "-o", out, "-progress", "maybe"}, 2, "-progress"},
+		{"sort", arg, []string{"sort"}, 2, "pmsort sort: missing -i IN and -o OUT"},
+		{"sort", arg, []string{"sort", "-i", in}, 2, "missing -o OUT"},
+		{"sort", arg, []string{"sort", "-i", in, "-o", out, "extra"}, 2, "unexpected arguments"},
+		{"sort", pathArg, []string{"sort", "-i", path("missing"), "-o", out}, 2, "pmsort sort: -i " + path("missing") + ": no such file"},
+		{"sort", pathArg, []string{"sort", "-i", dir, "-o", out}, 2, "-i " + dir + " is a directory"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", in}, 2, "pmsort sort: -o " + in + " is the input"},
+		{"sort", pathArg, []string{"sort", "-f", "-i", in, "-o", path("link")}, 2, "is the input " + in + " (the same file)"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", path("existing")}, 2, "pmsort sort: -o " + path("existing") + " exists (use -f to replace it)"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", dir}, 2, "pmsort sort: -o " + dir + " is a directory"},
+		{"sort", pathArg, []string{"sort", "-f", "-i", in, "-o", dir}, 2, "is a directory"},
+		{"sort", pathArg, []string{"sort", "-f", "-i", in, "-o", os.DevNull}, 2, "not a regular file"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", nodir}, 2, "-o " + nodir + ": directory " + path("nodir") + ": no such file"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", ro}, 2, "cannot create files there"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-tmp", path("missing")}, 2, "pmsort sort: -tmp " + path("missing") + ": no such file"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-tmp", in}, 2, "-tmp " + in + " is not a directory"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-profile", path("missing")}, 2, "-profile"},
+		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-cpuprofile", nodir}, 2, "-cpuprofile"},
+		{"sort", failure, []string{"sort", "-i", path("partial"), "-o", out}, 1, "pmsort sort: bad record format: " + path("partial") + " is 150 bytes, not a multiple"},
+		{"sort", failure, []string{"sort", "-i", path("empty"), "-o", out}, 1, "has no records"},
+
+		{"bench", ok, []string{"bench", "-n", "1000", "-runs", "1", "-modes", "onepass", "-dir", dir}, 0, ""},
+		{"bench", flag, []string{"bench", "-mode", "ems"}, 2, "flag provided but not defined: -mode"},
+		{"bench", flag, []string{"bench", "-force-pmem"}, 2, "flag provided but not defined: -force-pmem"},
+		{"bench", value, []string{"bench", "-n", "0"}, 2, "-n 0"},
+		{"bench", value, []string{"bench", "-n", "99999999999999999"}, 2, "do not fit"},
+		{"bench", value, []string{"bench", "-modes", "quick"}, 2, "unknown mode"},
+		{"bench", value, []string{"bench", "-mpmem", "1", "-dir", dir}, 2, "-mpmem 1 (the budget of MergePass)"},
+		{"bench", arg, []string{"bench", "extra"}, 2, "unexpected arguments"},
+		{"bench", pathArg, []string{"bench", "-dir", path("missing")}, 2, "pmsort bench: -dir " + path("missing") + ": no such file"},
+		{"bench", pathArg, []string{"bench", "-dir", in}, 2, "-dir " + in + " is not a directory"},
+		{"bench", pathArg, []string{"bench", "-dir", "/proc"}, 2, "-dir /proc: cannot create files there"},
+		{"bench", pathArg, []string{"bench", "-dir", dir, "-tmp", path("missing")}, 2, "-tmp " + path("missing")},
+		{"bench", pathArg, []string{"bench", "-dir", dir, "-cpuprofile", nodir}, 2, "-cpuprofile"},
+		{"bench", pathArg, []string{"bench", "-dir", dir, "-profile", path("missing")}, 2, "-profile"},
+		{"bench", failure, []string{"bench", "-n", "999999999999999", "-dir", dir}, 1, "free"},
+	}
+	// Every category of every command is checked.
+	want := map[string][]string{
+		"pmsort": {ok, command, flag},
+		"help":   {ok, flag, arg},
+	}
+	for _, c := range []string{"gen", "validate", "sort", "bench"} {
+		want[c] = []string{ok, flag, value, arg, pathArg, failure}
+	}
+	for cmd, cats := range want {
+		for _, cat := range cats {
+			require.True(t, slices.ContainsFunc(cases, func(c exitCase) bool {
+				return c.cmd == cmd && c.category == cat
+			}), "no case of %s for %s", cat, cmd)
+		}
+	}
+	for _, c := range cases {
+		code, stdout, msg := pmsort(t, c.args...)
+		require.Equal(t, c.code, code, "%s, %s: %v: %s", c.cmd, c.category, c.args, msg)
+		if c.code == 0 {
+			require.Contains(t, stdout+msg, c.msg, "%v", c.args) // help goes to stdout
+		} else {
+			require.Contains(t, msg, c.msg, "%v", c.args)
+		}
+		if c.msg == "" && c.code != 2 {
+			require.Empty(t, msg, "%v", c.args)
+		}
 		require.NotContains(t, msg, "invalid options", "%v", c.args)
 		require.NotContains(t, msg, "panic", "%v", c.args)
 		require.NotContains(t, msg, "fatal error", "%v", c.args)
-		if c.code == 2 {
+		switch c.code {
+		case 2:
 			// One line saying what is wrong, then where the usage is.
 			require.NotContains(t, msg, "usage:", "%v", c.args)
 			require.Contains(t, msg, "Run 'pmsort", "%v", c.args)
 			require.Equal(t, 2, strings.Count(msg, "\n"), "%v: %q", c.args, msg)
+		case 1:
+			require.NotContains(t, msg, "Run 'pmsort", "%v", c.args)
 		}
+		// Nothing created, removed or changed (the bench's files are
+		// removed, the sort -f rewrote the same records).
+		require.Equal(t, before, dirState(t, dir), "%v", c.args)
+		require.NoFileExists(t, ro)
 	}
-	require.NoFileExists(t, out)
+}
+
+// dirState is the names and contents of the files under dir.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		m[p] = string(b)
+		return err
+	}))
+	return m
 }
 
 // Sizes that cannot fit fail at once, with a clear error, before anything
 // is allocated or generated.
 func TestGenTooLargeFailsFast(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"gen", "99999999999999999", filepath.Join(dir, "x")},
-		{"gen", "18446744073709551615", filepath.Join(dir, "x")},
-		{"gen", "-klv", "99999999999", filepath.Join(dir, "x")},
-		{"gen", "-key", "64", "-value", "1000", "999999999999999", filepath.Join(dir, "x")},
+	for _, c := range []struct {
+		args []string
+		code int // 2: no file holds them; 1: this file system does not
+		msg  string
+	}{
+		{[]string{"gen", "99999999999999999", filepath.Join(dir, "x")}, 2, "99999999999999999 records of 100 bytes make more than 2^63 bytes"},
+		{[]string{"gen", "18446744073709551615", filepath.Join(dir, "x")}, 2, "2^63"},
+		{[]string{"gen", "-klv", "-vmin", "9", "999999999999999999", filepath.Join(dir, "x")}, 2, "records of 23 bytes at least make more than 2^63"},
+		{[]string{"gen", "-klv", "99999999999", filepath.Join(dir, "x")}, 1, "free"},
+		{[]string{"gen", "-key", "64", "-value", "1000", "999999999999999", filepath.Join(dir, "x")}, 1, "free"},
 	} {
+		args := c.args
 		start := time.Now()
 		code, _, msg := pmsort(t, args...)
-		require.Equal(t, 1, code, "%v: %s", args, msg)
-		require.Regexp(t, "free|2\\^63", msg)
+		require.Equal(t, c.code, code, "%v: %s", args, msg)
+		require.Contains(t, msg, c.msg, "%v", args)
 		require.Less(t, time.Since(start), 5*time.Second, "%v", args)
 		left, _ := os.ReadDir(dir)
 		require.Empty(t, left)
@@ -270,6 +402,10 @@ func TestInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out := filepath.Join(dir, "out")
+	// SIGPIPE (the reader of the output went away) cancels with its
+	// cause: 141, quietly.
+	piped, cancelPiped := context.WithCancelCause(context.Background())
+	cancelPiped(errBrokenPipe)
 	for _, args := range [][]string{
 		{"sort", "-i", in, "-o", out},
 		{"sort", "-mode", "mergepass", "-mem", "1MiB", "-i", in, "-o", out},
@@ -280,6 +416,10 @@ func TestInterrupted(t *testing.T) {
 		code, _, msg := pmsortCtx(t, ctx, args...)
 		require.Equal(t, 130, code, "%v: %s", args, msg)
 		require.Equal(t, "pmsort: interrupted\n", msg, "%v", args)
+		require.NoFileExists(t, out)
+		code, _, msg = pmsortCtx(t, piped, args...)
+		require.Equal(t, 141, code, "%v: %s", args, msg)
+		require.Empty(t, msg, "%v", args)
 		require.NoFileExists(t, out)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
@@ -298,7 +438,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestBrokenPipe: when the reader of its output goes away (pmsort bench |
-// head -1), pmsort stops and removes its files.
+// head -1), pmsort stops, removes its files and exits 141, quietly.
 func TestBrokenPipe(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "bench", "-n", "200000", "-runs", "20", "-dir", dir)
@@ -315,7 +455,8 @@ func TestBrokenPipe(t *testing.T) {
 	err = cmd.Wait()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
-	require.Equal(t, 130, ee.ExitCode(), "stderr: %s", stderr.String())
+	require.Equal(t, 141, ee.ExitCode(), "stderr: %s", stderr.String())
+	require.Empty(t, stderr.String())
 	left, _ := os.ReadDir(dir)
 	require.Empty(t, left, "files left behind")
 }

@@ -80,7 +80,7 @@ func (f *sortFlags) options() (*sort.Options, error) {
 	if f.profile != "" {
 		p, err := persist.LoadProfile(f.profile)
 		if err != nil {
-			return nil, fmt.Errorf("-profile: %w", err)
+			return nil, usagef("-profile: %v", err)
 		}
 		o.Profile, o.ProfileName = p, f.profile
 	}
@@ -121,6 +121,9 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if o.Format, err = sf.formatFlags.format(); err != nil {
 		return err
 	}
+	if err := sortPaths(*in, *out, sf.tmp, sf.force); err != nil {
+		return err
+	}
 	showBar := *progress == "on" || (*progress == "auto" && isTerminal(stderr))
 	var bar *progressbar.ProgressBar
 	if showBar {
@@ -138,7 +141,7 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			return err
+			return usagef("-cpuprofile: %v", err)
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
@@ -163,6 +166,26 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return enc.Encode(rep)
 	}
 	printReport(stdout, rep)
+	return nil
+}
+
+// sortPaths checks the paths of pmsort sort before anything is read or
+// written: the input exists and is readable, the output is not the input,
+// not a directory, exists only with -f, and its directory and -tmp are
+// writable directories.
+func sortPaths(in, out, tmp string, force bool) error {
+	if err := checkInputPath("-i ", in, false); err != nil {
+		return err
+	}
+	if err := checkNotInput("-o ", out, in); err != nil {
+		return err
+	}
+	if err := checkOutputPath("-o ", out, force, "use -f to replace it"); err != nil {
+		return err
+	}
+	if tmp != "" {
+		return checkDirPath("-tmp ", tmp)
+	}
 	return nil
 }
 

@@ -15,8 +15,11 @@ import (
 
 const validateUsage = `[-i] [-q] [-o SUMMARY_FILE] [-s] [-perm INPUT] [-t N] [-key K -value V | -klv -key K] FILE_NAME
 
-Prints valsort's lines on standard error and exits 1 when records are out
-of order (or on any error). -o writes valsort's 280-byte partition summary
+Prints valsort's lines on standard error and, as valsort, exits 1 when
+records are out of order (also when FILE_NAME is not a permutation of
+INPUT, is not whole records, or cannot be read); 2 on a bad command line,
+such as a FILE_NAME that does not exist (pmsort -h lists the exit
+statuses). -o writes valsort's 280-byte partition summary
 (to a temporary name, renamed when complete; never over FILE_NAME or
 INPUT), -s validates a concatenation of summaries. -perm INPUT also checks
 that FILE_NAME is a permutation of INPUT (same record count and checksum).`
@@ -49,14 +52,26 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	file := fs.Arg(0)
+	// The paths, before the (long) validation.
+	if err := checkInputPath("", file, false); err != nil {
+		return err
+	}
+	if *perm != "" {
+		if err := checkInputPath("-perm ", *perm, true); err != nil {
+			return err
+		}
+	}
 	if *sumOut != "" {
 		for _, other := range []string{file, *perm} {
 			if other == "" {
 				continue
 			}
-			if err := notSameFile(*sumOut, other); err != nil {
-				return usageError{err.Error()}
+			if err := checkNotInput("-o ", *sumOut, other); err != nil {
+				return err
 			}
+		}
+		if err := checkOutputPath("-o ", *sumOut, true, ""); err != nil {
+			return err
 		}
 	}
 	fail := func(err error) error {
@@ -67,19 +82,6 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			fmt.Fprintf(stderr, "pmsort validate: %s\n", message(err))
 		}
 		return exitError{exitFail}
-	}
-	if *perm != "" {
-		// Checked before the (long) validation of FILE_NAME.
-		if st, err := os.Stat(*perm); err != nil {
-			return fail(fmt.Errorf("-perm %s: %w", *perm, errors.Unwrap(err)))
-		} else if !st.Mode().IsRegular() {
-			return fail(fmt.Errorf("-perm %s is not a regular file", *perm))
-		}
-	}
-	if *sumOut != "" {
-		if err := writableDir(*sumOut); err != nil {
-			return fail(err)
-		}
 	}
 	vo := sort.ValidateOptions{Format: f, CaseInsensitive: *fold, Threads: *threads}
 	var s *sort.Summary
@@ -145,40 +147,6 @@ func samePermutation(in, out *sort.Summary) error {
 	}
 	if in.Checksum != out.Checksum {
 		return errors.New("checksum " + in.Checksum.Hex() + " in the input, " + out.Checksum.Hex() + " in the output")
-	}
-	return nil
-}
-
-// notSameFile refuses an output path that names the file at other (by
-// path, or as the same file through a link).
-func notSameFile(out, other string) error {
-	ao, err1 := filepath.Abs(out)
-	ai, err2 := filepath.Abs(other)
-	if err1 == nil && err2 == nil && ao == ai {
-		return fmt.Errorf("-o %s would overwrite %s", out, other)
-	}
-	so, err := os.Stat(out)
-	if err != nil {
-		return nil // does not exist (yet): cannot be other
-	}
-	if so.IsDir() {
-		return fmt.Errorf("-o %s is a directory", out)
-	}
-	if si, err := os.Stat(other); err == nil && os.SameFile(so, si) {
-		return fmt.Errorf("-o %s is the same file as %s", out, other)
-	}
-	return nil
-}
-
-// writableDir checks that the directory of path exists and is one.
-func writableDir(path string) error {
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("-o %s: directory %s: %w", path, dir, errors.Unwrap(err))
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("-o %s: %s is not a directory", path, dir)
 	}
 	return nil
 }
