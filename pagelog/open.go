@@ -199,7 +199,9 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 		return nil, corrupt("superblock: %v", err)
 	}
 	if g.size > avail {
-		return nil, fmt.Errorf("%w: the store needs %d bytes, the region has %d from offset %d: %w", ErrTooSmall, g.size, avail, o.Offset, ErrCorrupt)
+		// The superblock's checksum holds: the region is short (a
+		// truncated file, a smaller mapping), not the superblock damaged.
+		return nil, fmt.Errorf("%w: the store needs %d bytes, the region has %d from offset %d: map the whole file (is it truncated?): %w", ErrTooSmall, g.size, avail, o.Offset, persist.ErrTooSmall)
 	}
 	o.Layout, o.PageSize = sb.layout, sb.pageSize
 	s := newStore(r, g, o)

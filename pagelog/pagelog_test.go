@@ -166,6 +166,23 @@ func TestLines(t *testing.T) {
 	m.Reset()
 	require.Zero(t, m.Count())
 	require.Len(t, pagelog.NewLines(256), 1)
+
+	// Out of range: clipped or ignored, never a panic.
+	m = pagelog.NewLines(4096) // 64 lines
+	m.Mark(4000, 200)          // lines 62, 63 and beyond the page
+	require.Equal(t, 2, m.Count())
+	require.True(t, m.Has(62) && m.Has(63))
+	m.Mark(-64, 10) // before the page
+	require.Equal(t, 2, m.Count())
+	m.Mark(-10, 20) // straddles byte 0: line 0
+	require.True(t, m.Has(0))
+	m.Mark(math.MaxInt-5, 100) // off+n overflows
+	m.Set(100000)
+	m.Set(-1)
+	require.Equal(t, 3, m.Count())
+	require.False(t, m.Has(1000) || m.Has(-1))
+	require.Empty(t, pagelog.NewLines(-1))
+	pagelog.NewLines(-1).Mark(0, 64)
 }
 
 func TestNextRun(t *testing.T) {
@@ -315,7 +332,9 @@ func TestOpenSmallRegion(t *testing.T) {
 	copy(small.Bytes(), r.Bytes())
 	_, err := pagelog.Open(small, nil)
 	require.ErrorIs(t, err, pagelog.ErrTooSmall)
-	require.ErrorIs(t, err, persist.ErrCorrupt)
+	require.ErrorIs(t, err, persist.ErrTooSmall)
+	require.NotErrorIs(t, err, persist.ErrCorrupt, "the superblock is intact: the region is short")
+	require.ErrorContains(t, err, "map the whole file")
 }
 
 // TestPlatformLimits: what an int can count bounds a store. On a 64-bit
@@ -368,7 +387,7 @@ func TestPlatformLimits(t *testing.T) {
 		require.ErrorContains(t, err, "more than a 32-bit process can map")
 		require.NotErrorIs(t, err, pagelog.ErrCorrupt)
 	} else {
-		require.ErrorIs(t, err, pagelog.ErrCorrupt, "promises more than the region has")
+		require.ErrorContains(t, err, "map the whole file", "promises more than the region has")
 	}
 }
 
