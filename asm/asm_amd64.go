@@ -35,6 +35,7 @@ func init() {
 	HasSSE42 = ecx1&(1<<20) != 0
 	HasPCLMULQDQ = ecx1&(1<<1) != 0
 	useCRC = HasSSE42 && HasPOPCNT
+	usePopAVX2 = useCRC && HasAVX2 && HasPCLMULQDQ
 	crcTripleMin = defaultTripleMin
 	if !HasPCLMULQDQ {
 		crcTripleMin = math.MaxInt
@@ -64,10 +65,18 @@ func crc32c(crc uint32, p unsafe.Pointer, n int) uint32 {
 
 func popCountCRC32C(crc uint32, p unsafe.Pointer, n int) (uint32, int) {
 	if useCRC {
+		if usePopAVX2 && n >= crcTripleMin {
+			return popCountCRC32CAVX2(crc, p, n)
+		}
 		return popCountCRC32CAsm(crc, p, n)
 	}
 	return popCountCRC32CGeneric(crc, p, n)
 }
+
+// usePopAVX2 selects popCountCRC32CAVX2 for the inputs that take three
+// streams: AVX2 counts the bits on the vector units while the CRC32
+// chains keep the integer ones busy. Tests lower it.
+var usePopAVX2 bool
 
 // The CRC routines run one stream of CRC32Q (a word per 3 cycles: the
 // instruction's latency) below crcTripleMin bytes, and from there three
@@ -100,6 +109,9 @@ func crc32cAsm(crc uint32, p unsafe.Pointer, n int) uint32
 
 //go:noescape
 func popCountCRC32CAsm(crc uint32, p unsafe.Pointer, n int) (uint32, int)
+
+//go:noescape
+func popCountCRC32CAVX2(crc uint32, p unsafe.Pointer, n int) (uint32, int)
 
 // useAVX512 and useAVX2 select the streaming-store width. They start equal
 // to the features and are lowered only by tests that exercise the narrower

@@ -73,19 +73,25 @@ type crcMode struct {
 // it can be: as dispatched, one stream only (a CPU without PCLMULQDQ),
 // three streams from the shortest input, and the portable twin.
 func crcModes() []crcMode {
-	with := func(min int, use bool) func() func() {
+	with := func(min int, use, avx2 bool) func() func() {
 		return func() func() {
-			m, u := crcTripleMin, useCRC
-			crcTripleMin, useCRC = min, use && useCRC
-			return func() { crcTripleMin, useCRC = m, u }
+			m, u, a := crcTripleMin, useCRC, usePopAVX2
+			crcTripleMin, useCRC, usePopAVX2 = min, use && useCRC, avx2 && usePopAVX2
+			return func() { crcTripleMin, useCRC, usePopAVX2 = m, u, a }
 		}
 	}
-	return []crcMode{
-		{"dispatch", with(crcTripleMin, true)},
-		{"single", with(math.MaxInt, true)},
-		{"triple", with(0, true)},
-		{"generic", with(crcTripleMin, false)},
+	modes := []crcMode{
+		{"dispatch", with(crcTripleMin, true, true)},
+		{"single", with(math.MaxInt, true, true)},
+		{"triple", with(0, true, false)},
+		{"generic", with(crcTripleMin, false, false)},
 	}
+	if usePopAVX2 {
+		// PopCountCRC32C's three streams with the AVX2 count, from the
+		// shortest input (CRC32C has no AVX2 path: the same as triple).
+		modes = append(modes, crcMode{"triple-avx2", with(0, true, true)})
+	}
+	return modes
 }
 
 func TestCRCFeatures(t *testing.T) {

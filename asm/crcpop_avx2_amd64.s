@@ -1,0 +1,195 @@
+//go:build !purego
+
+#include "textflag.h"
+
+#define CRC_BLOCK 1024
+
+// The bit count of each nibble value, for VPSHUFB, and the low-nibble mask.
+DATA popNibbles<>+0(SB)/8, $0x0302020102010100
+DATA popNibbles<>+8(SB)/8, $0x0403030203020201
+DATA popNibbles<>+16(SB)/8, $0x0302020102010100
+DATA popNibbles<>+24(SB)/8, $0x0403030203020201
+GLOBL popNibbles<>(SB), RODATA|NOPTR, $32
+
+DATA lowNibbles<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL lowNibbles<>(SB), RODATA|NOPTR, $32
+
+// Replaces each byte of Y by its number of set bits (at most 8). T is
+// scratch.
+#define NIBBLE_COUNT(Y, T) \
+	VPSRLW $4, Y, T; \
+	VPAND Y15, Y, Y; \
+	VPAND Y15, T, T; \
+	VPSHUFB Y, Y14, Y; \
+	VPSHUFB T, Y14, T; \
+	VPADDB T, Y, Y
+
+// func popCountCRC32CAVX2(crc uint32, p unsafe.Pointer, n int) (uint32, int)
+//
+// popCountCRC32CAsm with the bits of the three-stream rounds counted by
+// AVX2 beside the CRC32Q chains, 32 bytes per stream per iteration: the
+// count runs on the vector units (VPSHUFB of nibbles, VPSADBW into four
+// 64-bit sums in Y12) while the CRC keeps the integer ones busy. The
+// single-stream path is popCountCRC32CAsm's.
+TEXT ·popCountCRC32CAVX2(SB), NOSPLIT, $0-40
+	MOVL crc+0(FP), AX
+	MOVQ p+8(FP), SI
+	MOVQ n+16(FP), CX
+	NOTL AX
+	XORQ R8, R8
+	XORQ R9, R9
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	VMOVDQU popNibbles<>(SB), Y14
+	VMOVDQU lowNibbles<>(SB), Y15
+	TESTQ CX, CX
+	JLE done
+	CMPQ CX, ·crcTripleMin(SB)
+	JLT single
+
+round:
+	CMPQ CX, $(3*CRC_BLOCK)
+	JLT last
+	MOVQ $CRC_BLOCK, R12
+	JMP three
+
+last:
+	CMPQ CX, ·crcTripleMin(SB)
+	JLT single
+	CMPQ CX, $24
+	JLT single
+	IMUL3Q $2731, CX, R12
+	SHRQ $13, R12
+	ANDQ $-8, R12
+
+three:
+	LEAQ (SI)(R12*1), DI
+	XORL BX, BX
+	XORL DX, DX
+
+	// Parts whose length is not a multiple of 32 bytes begin with one to
+	// three words each, counted by POPCNT.
+	MOVQ R12, R11
+	ANDQ $24, R11
+	JZ loopv
+	ADDQ SI, R11
+
+pre:
+	CRC32Q (SI), AX
+	CRC32Q (SI)(R12*1), BX
+	CRC32Q (SI)(R12*2), DX
+	POPCNTQ (SI), R10
+	ADDQ R10, R8
+	POPCNTQ (SI)(R12*1), R10
+	ADDQ R10, R9
+	POPCNTQ (SI)(R12*2), R10
+	ADDQ R10, R8
+	ADDQ $8, SI
+	CMPQ SI, R11
+	JB pre
+	CMPQ SI, DI
+	JAE combine
+
+loopv:
+	VMOVDQU (SI), Y0
+	VMOVDQU (SI)(R12*1), Y1
+	VMOVDQU (SI)(R12*2), Y2
+	CRC32Q (SI), AX
+	CRC32Q (SI)(R12*1), BX
+	CRC32Q (SI)(R12*2), DX
+	NIBBLE_COUNT(Y0, Y3)
+	CRC32Q 8(SI), AX
+	CRC32Q 8(SI)(R12*1), BX
+	CRC32Q 8(SI)(R12*2), DX
+	NIBBLE_COUNT(Y1, Y4)
+	CRC32Q 16(SI), AX
+	CRC32Q 16(SI)(R12*1), BX
+	CRC32Q 16(SI)(R12*2), DX
+	NIBBLE_COUNT(Y2, Y5)
+	CRC32Q 24(SI), AX
+	CRC32Q 24(SI)(R12*1), BX
+	CRC32Q 24(SI)(R12*2), DX
+	VPADDB Y1, Y0, Y0
+	VPADDB Y2, Y0, Y0
+	VPSADBW Y13, Y0, Y0
+	VPADDQ Y0, Y12, Y12
+	ADDQ $32, SI
+	CMPQ SI, DI
+	JB loopv
+
+combine:
+	// AX = CRC32Q(0, clmul(AX, x^(16L-33)) ^ clmul(BX, x^(8L-33))) ^ DX
+	LEAQ ·crcShift(SB), R10
+	VMOVQ AX, X0
+	VMOVQ 0(R10)(R12*2), X1
+	VPCLMULQDQ $0x00, X1, X0, X0
+	VMOVQ BX, X2
+	VMOVQ 8(R10)(R12*2), X3
+	VPCLMULQDQ $0x00, X3, X2, X2
+	VPXOR X2, X0, X0
+	VMOVQ X0, R10
+	XORL AX, AX
+	CRC32Q R10, AX
+	XORL DX, AX
+	LEAQ (SI)(R12*2), SI
+	LEAQ (R12)(R12*2), R12
+	SUBQ R12, CX
+	JMP round
+
+single:
+	CMPQ CX, $8
+	JLT tail
+
+loop1:
+	MOVQ (SI), R10
+	CRC32Q R10, AX
+	POPCNTQ R10, R10
+	ADDQ R10, R8
+	ADDQ $8, SI
+	SUBQ $8, CX
+	CMPQ CX, $8
+	JGE loop1
+
+tail:
+	TESTQ $4, CX
+	JZ tail2
+	MOVL (SI), R10
+	CRC32L R10, AX
+	POPCNTL R10, R10
+	ADDQ R10, R8
+	ADDQ $4, SI
+
+tail2:
+	TESTQ $2, CX
+	JZ tail1
+	MOVWQZX (SI), R10
+	CRC32W R10, AX
+	POPCNTL R10, R10
+	ADDQ R10, R8
+	ADDQ $2, SI
+
+tail1:
+	TESTQ $1, CX
+	JZ done
+	MOVBQZX (SI), R10
+	CRC32B R10, AX
+	POPCNTL R10, R10
+	ADDQ R10, R8
+
+done:
+	// The four sums of Y12 into R8.
+	VEXTRACTI128 $1, Y12, X0
+	VPADDQ X0, X12, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, R10
+	ADDQ R10, R8
+	VZEROUPPER
+	NOTL AX
+	ADDQ R9, R8
+	MOVL AX, ret+24(FP)
+	MOVQ R8, ret1+32(FP)
+	RET
