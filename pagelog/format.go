@@ -75,9 +75,9 @@ func decodeSuper(b []byte) (super, error) {
 		copy(fixed[:], b[:56])
 		le.PutUint64(fixed[:], magic)
 		if crc32.Checksum(fixed[:], castagnoli) == le.Uint32(b[56:]) {
-			return s, corrupt("superblock magic %#016x, want %#016x", m, uint64(magic))
+			return s, corrupt("superblock magic %q, want %q", b[0:8], "braidPGL")
 		}
-		return s, fmt.Errorf("%w: magic %#016x, want %#016x", ErrBadFormat, m, uint64(magic))
+		return s, fmt.Errorf("%w: magic %q, want %q", ErrBadFormat, b[0:8], "braidPGL")
 	}
 	if c, want := le.Uint32(b[56:]), crc32.Checksum(b[:56], castagnoli); c != want {
 		return s, corrupt("superblock checksum %#08x, computed %#08x", c, want)

@@ -198,7 +198,9 @@ func (r *Region) Drain() error {
 }
 
 // Persist makes b durable: Flush then Drain. When it returns nil, b
-// survives a power failure.
+// survives a power failure. On a read-only region there is nothing of
+// this process's to make durable: Persist (like Flush, Drain and Sync)
+// returns nil for a range inside it.
 func (r *Region) Persist(b []byte) error {
 	// The common case inlined into the caller, one assembly call: every
 	// instruction between the store and its CLWB + SFENCE shows in the
