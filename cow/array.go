@@ -39,9 +39,11 @@ const MaxSize = 1024
 // so the flip that makes a copy active stores its check in the same 8-byte
 // store: no other word to write, flush or read.
 //
-// An Array keeps no state besides the layout and holds no resource: it has
-// no Close. Finish every operation on it before its region is closed;
-// afterwards its methods return an error wrapping persist.ErrClosed. Update
+// An Array keeps no state besides the layout. It holds its area's claim on
+// the region (see Create) until Close; after Close its methods return
+// ErrClosed. Finish every operation on it before Close, and close it before
+// its region (a closed region's arrays return an error wrapping
+// persist.ErrClosed). Update
 // and Read of different objects may run concurrently from any number of
 // goroutines. An object must have one writer at a time, and a Read of an
 // object must not overlap an Update of the same object (two Updates during
@@ -59,6 +61,9 @@ type Array struct {
 	sum    bool   // checksummed
 	ro     bool   // the region is read-only
 	zsum   uint32 // check of zeros under count 0 (what Create writes)
+
+	closed  atomic.Bool
+	release func() // of the area's claim on the region
 }
 
 // Options configure Create. A nil *Options means the defaults.
@@ -117,7 +122,12 @@ func Footprint(size, count int) (int, error) {
 // is durable; a crash during it leaves either the complete array or
 // ErrNoArray. A read-only or closed region is an error wrapping
 // persist.ErrReadOnly or persist.ErrClosed, and nothing is written.
-func Create(r *persist.Region, off, size, count int, opts *Options) (*Array, error) {
+//
+// Create, like Open, claims the array's bytes (Footprint) on r until
+// Close (persist.Region.Claim): while an array, a walog log, a pagelog
+// store or anything else that claims is open on any of them, Create
+// fails with an error wrapping persist.ErrBusy and writes nothing.
+func Create(r *persist.Region, off, size, count int, opts *Options) (_ *Array, err error) {
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -130,10 +140,15 @@ func Create(r *persist.Region, off, size, count int, opts *Options) (*Array, err
 		return nil, fmt.Errorf("%w: %d objects of %d bytes need %d bytes from offset %d, the region has %d",
 			ErrTooSmall, count, size, need, off, r.Size()-off)
 	}
+	rel, err := arrayKind.Claim(r, off, need)
+	if err != nil {
+		return nil, err
+	}
+	defer pmheader.ReleaseOnError(rel, &err)
 	if err := arrayKind.Invalidate(r, hb); err != nil {
 		return nil, err
 	}
-	a := newArray(r, off, size, count, opts.checksum())
+	a := newArray(r, off, size, count, opts.checksum(), rel)
 	if err := a.format(); err != nil {
 		return nil, fmt.Errorf("cow: %w", err)
 	}
@@ -164,12 +179,13 @@ func (a *Array) format() error {
 	return a.r.Persist(mem[a.first:a.end])
 }
 
-func newArray(r *persist.Region, off, size, count int, sum bool) *Array {
+func newArray(r *persist.Region, off, size, count int, sum bool, release func()) *Array {
 	c0, c1, st := layout(size)
 	a := &Array{
 		r: r, off: off, first: off + headerSize, end: off + headerSize + count*st,
 		size: size, count: count, stride: st, copy0: c0, copy1: c1, sum: sum,
-		ro: errors.Is(r.Writable(), persist.ErrReadOnly),
+		ro:      errors.Is(r.Writable(), persist.ErrReadOnly),
+		release: release,
 	}
 	if sum {
 		var zeros [MaxSize]byte
@@ -182,8 +198,13 @@ func newArray(r *persist.Region, off, size, count int, sum bool) *Array {
 // the selector word of each object names a copy that was durable before
 // the selector was. Open writes nothing, so it also opens an array in a
 // read-only region (whose Update then returns an error wrapping
-// persist.ErrReadOnly). Open returns ErrNoArray for an empty header and an
-// error wrapping ErrCorrupt (and persist.ErrCorrupt) for a bad one.
+// persist.ErrReadOnly). Open returns ErrNoArray for an empty header,
+// ErrBadFormat for one that is not a CoW array's (a fam.Array or
+// fam.LogArray, a walog log, a pagelog store, other bytes), and an error
+// wrapping ErrCorrupt (and persist.ErrCorrupt) for a damaged one. Open
+// claims the array's bytes as Create does (an open structure over them is
+// an error wrapping persist.ErrBusy); a failed Open leaves nothing
+// claimed.
 func Open(r *persist.Region, off int) (*Array, error) {
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
@@ -207,7 +228,25 @@ func Open(r *persist.Region, off int) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newArray(r, off, size, count, sum), nil
+	_, _, st := layout(size)
+	rel, err := arrayKind.Claim(r, off, headerSize+count*st)
+	if err != nil {
+		return nil, err
+	}
+	return newArray(r, off, size, count, sum, rel), nil
+}
+
+// Close closes the array and releases its area's claim on the region; the
+// region stays open (close the arrays first, then the region). Every
+// Update that returned is durable already, and Close writes nothing. A
+// second Close returns ErrClosed, as does every operation after Close;
+// Close must not run concurrently with another method of the array.
+func (a *Array) Close() error {
+	if a.closed.Swap(true) {
+		return ErrClosed
+	}
+	a.release()
+	return nil
 }
 
 // Len returns the number of objects.
@@ -217,6 +256,9 @@ func (a *Array) Len() int { return a.count }
 func (a *Array) Size() int { return a.size }
 
 func (a *Array) object(i int) ([]byte, int, error) {
+	if a.closed.Load() {
+		return nil, 0, ErrClosed
+	}
 	if uint(i) >= uint(a.count) {
 		return nil, 0, errIndex(i, a.count)
 	}
@@ -332,6 +374,9 @@ func (a *Array) mismatch(i int, w uint64, want uint32) error {
 // checksums has nothing to verify. Open does not do it: it reads the
 // header only.
 func (a *Array) Check() error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
 		return errClosed()

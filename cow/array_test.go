@@ -79,11 +79,12 @@ func testBasics(t *testing.T, size int, opts *cow.Options) {
 		require.NoError(t, a.Update(i, v))
 		want[i] = v
 	}
+	require.NoError(t, a.Close())
 	b, err := cow.Open(r, 64)
 	require.NoError(t, err)
 	require.Equal(t, opts != nil, b.Checksum())
 	require.NoError(t, b.Check())
-	for i := range a.Len() {
+	for i := range b.Len() {
 		require.NoError(t, b.Read(i, got))
 		require.Equal(t, want[i], got, "object %d", i)
 	}
@@ -126,8 +127,9 @@ func TestOpenErrors(t *testing.T) {
 	require.ErrorIs(t, err, cow.ErrNoArray)
 	_, err = cow.Open(r, 1<<16-32)
 	require.ErrorIs(t, err, cow.ErrInvalid)
-	_, err = cow.Create(r, 0, 16, 10, nil)
+	a, err := cow.Create(r, 0, 16, 10, nil)
 	require.NoError(t, err)
+	require.NoError(t, a.Close())
 	for _, c := range []struct {
 		name string
 		at   int
@@ -139,8 +141,9 @@ func TestOpenErrors(t *testing.T) {
 		t.Logf("%s: %v", c.name, err)
 		mem[c.at] ^= 0x04
 	}
-	_, err = cow.Open(r, 0)
-	require.NoError(t, err)
+	a, err = cow.Open(r, 0)
+	require.NoError(t, err, "the failed Opens claimed nothing")
+	require.NoError(t, a.Close())
 	short, err := persist.Anonymous(256, nil)
 	require.NoError(t, err)
 	defer short.Close()
@@ -203,6 +206,7 @@ func TestModel(t *testing.T) {
 					}
 					require.Equal(t, want, buf, "seed %d op %d object %d", seed, op, i)
 				default:
+					require.NoError(t, a.Close())
 					a, err = cow.Open(r, 0)
 					require.NoError(t, err)
 				}

@@ -26,8 +26,15 @@
 //
 // # Corruption
 //
-// The header line is checked (magic, CRC-32C, format, fields): a bad one is
-// ErrCorrupt. The objects are checked only in an array created with
+// The header line is checked (magic, CRC-32C, format, fields): a damaged
+// one is ErrCorrupt. A header that is not a CoW array's at all is
+// ErrBadFormat, which does not wrap persist.ErrCorrupt: another kind's (a
+// fam.Array or fam.LogArray), bytes with a foreign magic whose array
+// checksum fails (a walog log, a pagelog store, anything else), and a
+// format version or flag this build does not read. A header with the CoW
+// magic whose checksum fails, and a sound one whose magic was hit (an
+// unknown magic over fields whose checksum holds), stay ErrCorrupt; all
+// zeros is ErrNoArray. The objects are checked only in an array created with
 // Options.Checksum:
 //
 //   - Without it, nothing in a slot is verified. A bit flipped on the media
@@ -53,10 +60,20 @@
 // wrapping persist.ErrReadOnly before any store (a store to a read-only
 // mapping is a fatal fault, not an error). Open writes nothing, so it
 // opens arrays in read-only regions; their Update returns an error
-// wrapping persist.ErrReadOnly. An Array holds no resource and has no
-// Close: finish using it before closing its region. On a closed region
-// Create, Open and every method return an error wrapping persist.ErrClosed
-// (a Close running concurrently with them is a race, like any Close).
+// wrapping persist.ErrReadOnly. On a closed region Create, Open and every
+// method return an error wrapping persist.ErrClosed (a Close running
+// concurrently with them is a race, like any Close).
+//
+// # One area, one open array
+//
+// Create and Open claim the array's bytes (Footprint) on the region
+// (persist.Region.Claim) until Close, so a second array, walog log,
+// pagelog store or anything else that claims, opened over any of those
+// bytes of the same Region while the first is open, is an error wrapping
+// persist.ErrBusy and writes nothing. A failed Create or Open claims
+// nothing. Close writes nothing; a second Close, and every method after
+// Close, returns ErrClosed. The claim is per Region value: two Regions
+// mapping one file, or two processes, are not told apart.
 //
 // # Concurrency
 //
@@ -69,6 +86,8 @@
 // Object sizes outside 1..MaxSize and values or buffers of the wrong
 // length are ErrSize, indexes out of range ErrIndex, a region too small
 // ErrTooSmall, bad offsets ErrInvalid, an empty header ErrNoArray, a
-// corrupt header or (with checksums) object ErrCorrupt, which wraps
+// header of another kind or no array header at all ErrBadFormat, an area
+// an open structure claims an error wrapping persist.ErrBusy, a damaged
+// header or (with checksums) object ErrCorrupt, which wraps
 // persist.ErrCorrupt. Nothing panics on input or on persistent bytes.
 package cow

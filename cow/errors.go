@@ -22,8 +22,20 @@ var (
 	// ErrNoArray is returned by Open when the header at the offset is
 	// empty: nothing was created there, or a Create did not finish.
 	ErrNoArray = errors.New("cow: no array at this offset")
-	// ErrCorrupt marks a header that failed a check (magic, checksum,
-	// impossible field). It wraps persist.ErrCorrupt.
+	// ErrBadFormat is returned by Open for a header that is not a CoW
+	// array's: another kind of array (fam.Array, fam.LogArray), a walog
+	// log, a pagelog store or other bytes that are no array header at
+	// all, and a header of a format version or with flags this build does
+	// not read. It does not wrap persist.ErrCorrupt: the offset or the
+	// kind is wrong, the media need not be. A header with the CoW magic
+	// whose checksum fails is ErrCorrupt. (All zeros is ErrNoArray.)
+	ErrBadFormat = errors.New("cow: not a CoW array")
+	// ErrClosed is returned by Close of a closed Array and by every
+	// operation on one.
+	ErrClosed = errors.New("cow: array is closed")
+	// ErrCorrupt marks a header that failed a check (checksum, a damaged
+	// magic, impossible field), and with Options.Checksum a copy that
+	// fails its check. It wraps persist.ErrCorrupt.
 	ErrCorrupt = fmt.Errorf("cow: %w", persist.ErrCorrupt)
 )
 

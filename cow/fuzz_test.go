@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzOpen opens an Array over arbitrary bytes: no panic, only ErrNoArray,
-// ErrCorrupt or ErrTooSmall; when it opens, every object reads, and in a
+// ErrBadFormat, ErrCorrupt or ErrTooSmall (never ErrBusy: a failed Open
+// claims nothing); when it opens, every object reads, and in a
 // checksummed array a Read fails (ErrCorrupt) exactly for the objects
 // Check reports.
 func FuzzOpen(f *testing.F) {
@@ -25,6 +26,7 @@ func FuzzOpen(f *testing.F) {
 		for i := range 20 {
 			require.NoError(f, a.Update(i, []byte("abcdefghijklmnopqrstuvwx")))
 		}
+		require.NoError(f, a.Close())
 		f.Add(append([]byte(nil), r.Bytes()[:4096]...))
 		f.Add(append([]byte(nil), r.Bytes()[:64]...))
 	}
@@ -35,11 +37,12 @@ func FuzzOpen(f *testing.F) {
 		copy(mem, data)
 		a, err := Open(r, 0)
 		if err != nil {
-			if !errors.Is(err, ErrNoArray) && !errors.Is(err, persist.ErrCorrupt) && !errors.Is(err, ErrTooSmall) {
+			if !errors.Is(err, ErrNoArray) && !errors.Is(err, ErrBadFormat) && !errors.Is(err, persist.ErrCorrupt) && !errors.Is(err, ErrTooSmall) {
 				t.Fatalf("unexpected error kind: %v", err)
 			}
 			return
 		}
+		defer a.Close() // the next input opens the same bytes
 		buf := make([]byte, a.Size())
 		bad := false
 		for i := range a.Len() {
@@ -74,7 +77,7 @@ func FuzzHeader(f *testing.F) {
 		copy(b[:], data)
 		h, err := arrayKind.Decode(b[:])
 		if err != nil {
-			if !errors.Is(err, ErrNoArray) && !errors.Is(err, persist.ErrCorrupt) {
+			if !errors.Is(err, ErrNoArray) && !errors.Is(err, ErrBadFormat) && !errors.Is(err, persist.ErrCorrupt) {
 				t.Fatalf("unexpected error kind: %v", err)
 			}
 			return
@@ -84,4 +87,12 @@ func FuzzHeader(f *testing.F) {
 		binary.LittleEndian.PutUint64(again[:], arrayKind.Magic)
 		require.Equal(t, b, again)
 	})
+}
+
+// The kind is in pmheader.Kinds, so that the other kinds' Open reports its
+// header as ErrBadFormat rather than a damaged magic.
+func TestKindKnown(t *testing.T) {
+	name, ok := pmheader.Known(arrayKind.Magic)
+	require.True(t, ok)
+	require.Contains(t, name, arrayKind.Name)
 }

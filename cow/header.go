@@ -16,7 +16,7 @@ const flagChecksum = 1 << 0
 
 var arrayKind = pmheader.Kind{
 	Magic: pmheader.Magic("braidCOW"), Flags: flagChecksum, Name: "CoW array", Pkg: "cow",
-	NoArray: ErrNoArray, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
+	NoArray: ErrNoArray, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
 }
 
 const headerSize = pmheader.Size

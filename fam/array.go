@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/braid-pm/braid/internal/invariants"
@@ -22,9 +23,10 @@ const MaxSize = 1024
 // failure-atomic with one persist barrier.
 //
 // An Array keeps no state of its own besides the layout: all of it is in
-// the region. It holds no resource and has no Close: finish every
-// operation on it before its region is closed; afterwards its methods
-// return an error wrapping persist.ErrClosed. Update and Read of different
+// the region. It holds its area's claim on the region (see Create) until
+// Close; after Close its methods return ErrClosed. Finish every operation
+// on it before Close, and close it before its region (a closed region's
+// arrays return an error wrapping persist.ErrClosed). Update and Read of different
 // objects may run concurrently from any number of goroutines. An object
 // must have one writer at a time, and a Read of an object must not overlap
 // an Update of the same object (it may see part of each version);
@@ -41,6 +43,9 @@ type Array struct {
 	nb     int  // FAMBs per object
 	ro     bool // the region is read-only
 	rolled int
+
+	closed  atomic.Bool
+	release func() // of the area's claim on the region
 }
 
 func checkSize(size int) error {
@@ -73,7 +78,12 @@ func Footprint(size, count int) (int, error) {
 // it is interrupted by a crash, Open finds either the complete array or
 // ErrNoArray. A read-only or closed region is an error wrapping
 // persist.ErrReadOnly or persist.ErrClosed, and nothing is written.
-func Create(r *persist.Region, off, size, count int) (*Array, error) {
+//
+// Create, like Open, claims the array's bytes (Footprint) on r until
+// Close (persist.Region.Claim): while an array, a walog log, a pagelog
+// store or anything else that claims is open on any of them, Create
+// fails with an error wrapping persist.ErrBusy and writes nothing.
+func Create(r *persist.Region, off, size, count int) (_ *Array, err error) {
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -86,10 +96,15 @@ func Create(r *persist.Region, off, size, count int) (*Array, error) {
 		return nil, fmt.Errorf("%w: %d objects of %d bytes need %d bytes from offset %d, the region has %d",
 			ErrTooSmall, count, size, need, off, r.Size()-off)
 	}
+	rel, err := arrayKind.Claim(r, off, need)
+	if err != nil {
+		return nil, err
+	}
+	defer pmheader.ReleaseOnError(rel, &err)
 	if err := arrayKind.Invalidate(r, hb); err != nil {
 		return nil, err
 	}
-	a := newArray(r, off, size, count)
+	a := newArray(r, off, size, count, rel)
 	// All-zero FAMBs are a valid FAM: version 0, value 0.
 	if err := r.Set(r.Bytes()[a.first:a.end], 0, 0); err != nil {
 		return nil, fmt.Errorf("fam: %w", err)
@@ -101,13 +116,27 @@ func Create(r *persist.Region, off, size, count int) (*Array, error) {
 	return a, nil
 }
 
-func newArray(r *persist.Region, off, size, count int) *Array {
+func newArray(r *persist.Region, off, size, count int, release func()) *Array {
 	st := stride(size)
 	return &Array{
 		r: r, off: off, first: off + headerSize, end: off + headerSize + count*st,
 		size: size, count: count, stride: st, nb: blocks(size),
-		ro: errors.Is(r.Writable(), persist.ErrReadOnly),
+		ro:      errors.Is(r.Writable(), persist.ErrReadOnly),
+		release: release,
 	}
+}
+
+// Close closes the array and releases its area's claim on the region; the
+// region stays open (close the arrays first, then the region). Every
+// Update that returned is durable already, and Close writes nothing. A
+// second Close returns ErrClosed, as does every operation after Close;
+// Close must not run concurrently with another method of the array.
+func (a *Array) Close() error {
+	if a.closed.Swap(true) {
+		return ErrClosed
+	}
+	a.release()
+	return nil
 }
 
 // Open opens the Array at offset off of r and recovers it: every object
@@ -116,9 +145,13 @@ func newArray(r *persist.Region, off, size, count int) *Array {
 // holds the value of its last completed Update, or of the Update that was
 // running at the crash. Recovery reads every object once; it is idempotent,
 // so a crash during Open is recovered by the next Open. Open returns
-// ErrNoArray for an empty header, and an error wrapping ErrCorrupt (and
-// persist.ErrCorrupt) for a bad header or an object whose versions no crash
-// can produce.
+// ErrNoArray for an empty header, ErrBadFormat for a header that is not a
+// FAM array's (a LogArray, a cow.Array, a walog log, a pagelog store, other
+// bytes), and an error wrapping ErrCorrupt (and persist.ErrCorrupt) for a
+// damaged header or an object whose versions no crash can produce. Open
+// claims the array's bytes as Create does (an open structure over them is
+// an error wrapping persist.ErrBusy) before it writes anything; a failed
+// Open leaves nothing claimed.
 //
 // In a read-only region Open writes nothing: it opens an array that needs
 // no rollback (Update then returns an error wrapping persist.ErrReadOnly),
@@ -130,7 +163,7 @@ func Open(r *persist.Region, off int) (*Array, error) {
 
 // open is Open; the crash tests open without recovery to show that the
 // simulator catches a FAM that ignores versions.
-func open(r *persist.Region, off int, recover bool) (*Array, error) {
+func open(r *persist.Region, off int, recover bool) (_ *Array, err error) {
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -153,7 +186,12 @@ func open(r *persist.Region, off int, recover bool) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := newArray(r, off, size, count)
+	rel, err := arrayKind.Claim(r, off, headerSize+count*stride(size))
+	if err != nil {
+		return nil, err
+	}
+	defer pmheader.ReleaseOnError(rel, &err)
+	a := newArray(r, off, size, count, rel)
 	if recover {
 		if err := a.recover(); err != nil {
 			return nil, err
@@ -231,6 +269,9 @@ func (a *Array) Recovered() int { return a.rolled }
 // object checks i and the region and returns the memory and the offset of
 // object i.
 func (a *Array) object(i int) ([]byte, int, error) {
+	if a.closed.Load() {
+		return nil, 0, ErrClosed
+	}
 	if uint(i) >= uint(a.count) {
 		return nil, 0, errIndex(i, a.count)
 	}
@@ -248,11 +289,14 @@ func (a *Array) object(i int) ([]byte, int, error) {
 // the cache.
 
 // badUpdate returns the error of an Update-like call that failed the fast
-// path's checks: a value of n bytes (what names it) for object i. Update
-// checks the index and the region first, then the value's length; the
+// path's checks: a value of n bytes (what names it) for object i. A closed
+// array comes first; then Update checks the index and the region, then the value's length; the
 // typed helpers (typed) check the array's object size first. Read-only
 // comes last.
 func (a *Array) badUpdate(i int, mem []byte, n int, what string, typed bool) error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
 	if typed && n != a.size {
 		return errLen(what, n, a.size)
 	}
@@ -270,6 +314,9 @@ func (a *Array) badUpdate(i int, mem []byte, n int, what string, typed bool) err
 
 // badRead is badUpdate for Read-like calls.
 func (a *Array) badRead(i int, mem []byte, n int, what string, typed bool) error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
 	if typed && n != a.size {
 		return errLen(what, n, a.size)
 	}
@@ -289,7 +336,7 @@ func (a *Array) badRead(i int, mem []byte, n int, what string, typed bool) error
 // its new value, never a mix.
 func (a *Array) Update(i int, val []byte) error {
 	mem := a.r.Bytes()
-	if uint(i) >= uint(a.count) || len(val) != a.size || len(mem) < a.end || a.ro {
+	if uint(i) >= uint(a.count) || len(val) != a.size || len(mem) < a.end || a.ro || a.closed.Load() {
 		return a.badUpdate(i, mem, len(val), "value", false)
 	}
 	o := a.first + i*a.stride
@@ -334,7 +381,7 @@ func errPersist(err error) error { return fmt.Errorf("fam: %w", err) }
 // Read copies the value of object i into dst (exactly Size() bytes).
 func (a *Array) Read(i int, dst []byte) error {
 	mem := a.r.Bytes()
-	if uint(i) >= uint(a.count) || len(dst) != a.size || len(mem) < a.end {
+	if uint(i) >= uint(a.count) || len(dst) != a.size || len(mem) < a.end || a.closed.Load() {
 		return a.badRead(i, mem, len(dst), "buffer", false)
 	}
 	o := a.first + i*a.stride
@@ -364,7 +411,7 @@ func (a *Array) Read(i int, dst []byte) error {
 // Update16 is Update for arrays of 16-byte objects.
 func (a *Array) Update16(i int, v [16]byte) error {
 	mem := a.r.Bytes()
-	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end || a.ro {
+	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end || a.ro || a.closed.Load() {
 		return a.badUpdate(i, mem, 16, "a [16]byte", true)
 	}
 	o := a.first + i*a.stride
@@ -384,7 +431,7 @@ func (a *Array) Update16(i int, v [16]byte) error {
 // Read16 is Read for arrays of 16-byte objects.
 func (a *Array) Read16(i int) ([16]byte, error) {
 	mem := a.r.Bytes()
-	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end {
+	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end || a.closed.Load() {
 		return [16]byte{}, a.badRead(i, mem, 16, "a [16]byte", true)
 	}
 	p := (*[5]uint64)(unsafe.Pointer(&mem[a.first+i*a.stride]))
@@ -400,7 +447,7 @@ func (a *Array) Read16(i int) ([16]byte, error) {
 // failure-atomic by itself; this is for values that sit in a FAM array.)
 func (a *Array) UpdateUint64(i int, v uint64) error {
 	mem := a.r.Bytes()
-	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end || a.ro {
+	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end || a.ro || a.closed.Load() {
 		return a.badUpdate(i, mem, 8, "a uint64", true)
 	}
 	o := a.first + i*a.stride
@@ -420,7 +467,7 @@ func (a *Array) UpdateUint64(i int, v uint64) error {
 // Uint64 is Read for arrays of 8-byte objects.
 func (a *Array) Uint64(i int) (uint64, error) {
 	mem := a.r.Bytes()
-	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end {
+	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end || a.closed.Load() {
 		return 0, a.badRead(i, mem, 8, "a uint64", true)
 	}
 	p := (*[3]uint64)(unsafe.Pointer(&mem[a.first+i*a.stride]))
@@ -435,6 +482,9 @@ func (a *Array) Uint64(i int) (uint64, error) {
 // after Open and between Updates. It returns the first violation, wrapping
 // ErrCorrupt.
 func (a *Array) Check() error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
 		return errClosed()

@@ -29,23 +29,29 @@ type object interface {
 	Read(i int, dst []byte) error
 	Len() int
 	Size() int
+	Close() error
 }
 
 type kind struct {
-	name   string
-	create func(r *persist.Region, off, size, count int) (object, error)
-	open   func(r *persist.Region, off int) (object, error)
+	name      string
+	create    func(r *persist.Region, off, size, count int) (object, error)
+	open      func(r *persist.Region, off int) (object, error)
+	footprint func(size, count int) (int, error)
 }
+
+var logOpts = &fam.LogOptions{Lanes: 3, LaneBytes: 4096}
 
 var kinds = []kind{
 	{"fam",
 		func(r *persist.Region, off, size, count int) (object, error) { return fam.Create(r, off, size, count) },
-		func(r *persist.Region, off int) (object, error) { return fam.Open(r, off) }},
+		func(r *persist.Region, off int) (object, error) { return fam.Open(r, off) },
+		fam.Footprint},
 	{"log",
 		func(r *persist.Region, off, size, count int) (object, error) {
-			return fam.CreateLog(r, off, size, count, &fam.LogOptions{Lanes: 3, LaneBytes: 4096})
+			return fam.CreateLog(r, off, size, count, logOpts)
 		},
-		func(r *persist.Region, off int) (object, error) { return fam.OpenLog(r, off) }},
+		func(r *persist.Region, off int) (object, error) { return fam.OpenLog(r, off) },
+		func(size, count int) (int, error) { return fam.LogFootprint(size, count, logOpts) }},
 }
 
 func fill(b []byte, seed uint64) {
@@ -90,6 +96,7 @@ func TestArrayBasics(t *testing.T) {
 					}
 				}
 				check(a)
+				require.NoError(t, a.Close())
 				b, err := k.open(r, 128)
 				require.NoError(t, err)
 				check(b)
@@ -218,15 +225,18 @@ func TestOpenErrors(t *testing.T) {
 			require.ErrorIs(t, err, fam.ErrNoArray)
 			_, err = k.open(r, 1<<16-32)
 			require.ErrorIs(t, err, fam.ErrInvalid)
-			_, err = k.create(r, 0, 16, 10)
+			a, err := k.create(r, 0, 16, 10)
 			require.NoError(t, err)
-			// The other kind's Open refuses it.
+			require.NoError(t, a.Close())
+			// The other kind's Open refuses it, as a wrong kind, not as
+			// damage.
 			other := kinds[0]
 			if k.name == other.name {
 				other = kinds[1]
 			}
 			_, err = other.open(r, 0)
-			require.ErrorIs(t, err, persist.ErrCorrupt)
+			require.ErrorIs(t, err, fam.ErrBadFormat)
+			require.NotErrorIs(t, err, persist.ErrCorrupt)
 			t.Log(err)
 
 			for _, c := range []struct {
@@ -240,8 +250,9 @@ func TestOpenErrors(t *testing.T) {
 				t.Logf("%s: %v", c.name, err)
 				mem[c.at] ^= 0x10
 			}
-			_, err = k.open(r, 0)
-			require.NoError(t, err)
+			a, err = k.open(r, 0)
+			require.NoError(t, err, "the failed Opens claimed nothing")
+			require.NoError(t, a.Close())
 
 			// A region smaller than the header says (the array mapped short).
 			short, err := persist.Anonymous(256, nil)
@@ -294,16 +305,19 @@ func TestImpossibleVersions(t *testing.T) {
 	require.ErrorIs(t, a.Update(2, buf), fam.ErrCorrupt)
 	require.ErrorIs(t, a.Update16(2, [16]byte{}), fam.ErrCorrupt)
 	require.ErrorIs(t, a.Check(), fam.ErrCorrupt)
-	_, err = fam.Open(r, 0)
-	require.ErrorIs(t, err, fam.ErrCorrupt)
-	t.Log(err)
 	// Other objects are fine.
 	require.NoError(t, a.Read(1, buf))
-
 	// Two adjacent versions are what a crash leaves: Open rolls back.
 	binary.LittleEndian.PutUint64(obj[16:], w+1<<62)
 	require.ErrorIs(t, a.Read(2, buf), fam.ErrCorrupt, "before recovery")
-	b, err := fam.Open(r, 0)
+
+	require.NoError(t, a.Close())
+	binary.LittleEndian.PutUint64(obj[16:], w+2<<62)
+	_, err = fam.Open(r, 0)
+	require.ErrorIs(t, err, fam.ErrCorrupt)
+	t.Log(err)
+	binary.LittleEndian.PutUint64(obj[16:], w+1<<62)
+	b, err := fam.Open(r, 0) // the failed Open claimed nothing
 	require.NoError(t, err)
 	require.Equal(t, 1, b.Recovered())
 	require.NoError(t, b.Check())
@@ -347,6 +361,7 @@ func TestModel(t *testing.T) {
 						}
 						require.Equal(t, want, buf, "seed %d op %d object %d", seed, op, i)
 					default:
+						require.NoError(t, a.Close())
 						a, err = k.open(r, 64)
 						require.NoError(t, err)
 					}
@@ -391,6 +406,7 @@ func TestConcurrent(t *testing.T) {
 			for err := range errs {
 				require.NoError(t, err)
 			}
+			require.NoError(t, a.Close())
 			b, err := k.open(r, 0)
 			require.NoError(t, err)
 			got := make([]byte, 16)

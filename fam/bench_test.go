@@ -38,6 +38,7 @@ var (
 type updater interface {
 	Update(i int, val []byte) error
 	Read(i int, dst []byte) error
+	Close() error
 }
 
 var benchVariants = []struct {
@@ -135,6 +136,7 @@ func benchInPlace(b *testing.B, read bool) {
 					if err != nil {
 						b.Fatal(err)
 					}
+					defer a.Close() // the next variant is created on the same bytes
 					o := order{rand: pattern == "rand", n: uint64(n)}
 					if o.rand {
 						o.x = 88172645463325252

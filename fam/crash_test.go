@@ -156,6 +156,9 @@ func famOpen(r *persist.Region) (func(int, []byte) error, func(int, []byte) erro
 		return nil, nil, err
 	}
 	// Recovery is idempotent: a second Open finds nothing to do.
+	if err := a.Close(); err != nil {
+		return nil, nil, err
+	}
 	b, err := Open(r, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("second open: %w", err)
@@ -163,7 +166,7 @@ func famOpen(r *persist.Region) (func(int, []byte) error, func(int, []byte) erro
 	if b.Recovered() != 0 {
 		return nil, nil, fmt.Errorf("second open rolled back %d objects", b.Recovered())
 	}
-	return a.Read, a.Update, nil
+	return b.Read, b.Update, nil
 }
 
 // famOpenNoVersions is the broken FAM: recovery ignores the versions (no

@@ -38,8 +38,16 @@
 //
 // # Corruption
 //
-// The header line is checked (magic, CRC-32C, format, fields): a bad one is
-// ErrCorrupt. Object bytes carry no checksum: a FAM block has no room for
+// The header line is checked (magic, CRC-32C, format, fields): a damaged
+// one is ErrCorrupt. A header that is not this kind's at all is
+// ErrBadFormat, which does not wrap persist.ErrCorrupt: another kind's
+// (Open on a LogArray, OpenLog on an Array, either on a cow.Array), bytes
+// with a foreign magic whose array checksum fails (a walog log, a pagelog
+// store, anything else), and a format version or flag this build does not
+// read. A header with this kind's magic whose checksum fails, and a sound
+// one whose magic was hit (an unknown magic over fields whose checksum
+// holds; no single changed byte turns one kind's magic into another's),
+// stay ErrCorrupt; all zeros is ErrNoArray. Object bytes carry no checksum: a FAM block has no room for
 // one (31 + 31 + 2 bits), and LogArray objects are plain bytes. What the
 // versions do catch in an Array, for one bit flipped on the media (or a
 // stray write):
@@ -76,9 +84,21 @@
 // persist.ErrReadOnly for one that does (OpenLog leaves lanes it would
 // reset as they are: that does not change what Read returns). Update on an
 // array opened read-only returns an error wrapping persist.ErrReadOnly.
-// Arrays hold no resource and have no Close: finish using them before
-// closing their region. On a closed region Create, CreateLog, Open,
-// OpenLog and every method return an error wrapping persist.ErrClosed.
+// On a closed region Create, CreateLog, Open, OpenLog and every method
+// return an error wrapping persist.ErrClosed.
+//
+// # One area, one open array
+//
+// Create, CreateLog, Open and OpenLog claim the array's bytes (header and
+// body: Footprint, LogFootprint) on the region (persist.Region.Claim)
+// until Close, so a second array, walog log, pagelog store or anything
+// else that claims, opened over any of those bytes of the same Region
+// while the first is open, is an error wrapping persist.ErrBusy and writes
+// nothing: two handles would race on the same objects and lanes. A failed
+// Create or Open claims nothing. Close writes nothing; a second Close, and
+// every method after Close, returns ErrClosed. To reopen (a recovery
+// test, say), close the old handle first. The claim is per Region value:
+// two Regions mapping one file, or two processes, are not told apart.
 //
 // # Concurrency
 //
@@ -86,15 +106,17 @@
 // goroutines. One object must have one writer at a time, and a Read of an
 // object must not overlap an Update of that object; the caller
 // synchronizes that (a mutex per object, or objects partitioned among
-// goroutines). Open, Create and Close of the region must not run
-// concurrently with anything else.
+// goroutines). Open, Create and Close of an array or of the region must
+// not run concurrently with other operations on it.
 //
 // # Bad input
 //
 // Object sizes that are not a multiple of 4 or exceed MaxSize are ErrSize,
 // values and buffers of the wrong length ErrSize, indexes out of range
 // ErrIndex, a region too small ErrTooSmall, bad offsets and options
-// ErrInvalid, an empty header ErrNoArray. A corrupt header, FAMBs of one
+// ErrInvalid, an empty header ErrNoArray, a header of another kind or no
+// array header at all ErrBadFormat, an area an open structure claims an
+// error wrapping persist.ErrBusy. A damaged header, FAMBs of one
 // object at versions no crash can leave (two apart, or three or more
 // versions), or a complete redo record naming a foreign object are
 // ErrCorrupt, which wraps persist.ErrCorrupt. Nothing panics on input or

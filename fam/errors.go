@@ -24,8 +24,20 @@ var (
 	// offset is empty: nothing was created there, or a Create did not
 	// finish.
 	ErrNoArray = errors.New("fam: no array at this offset")
+	// ErrBadFormat is returned by Open and OpenLog for a header that is
+	// not one of this kind: another kind of array (a LogArray for Open, an
+	// Array for OpenLog, a cow.Array), a walog log, a pagelog store or
+	// other bytes that are no array header at all, and a header of a
+	// format version or with flags this build does not read. It does not
+	// wrap persist.ErrCorrupt: the offset or the kind is wrong, the media
+	// need not be. A header with this kind's magic whose checksum fails is
+	// ErrCorrupt. (All zeros is ErrNoArray.)
+	ErrBadFormat = errors.New("fam: not an array of this kind")
+	// ErrClosed is returned by Close of a closed Array or LogArray and by
+	// every operation on one.
+	ErrClosed = errors.New("fam: array is closed")
 	// ErrCorrupt marks persistent bytes that failed a check: a bad header
-	// (magic, checksum, impossible field), FAM blocks of one object at
+	// (checksum, a damaged magic, impossible field), FAM blocks of one object at
 	// versions no crash can produce, or a complete redo record naming an
 	// object that does not exist. It wraps persist.ErrCorrupt, so
 	// errors.Is(err, persist.ErrCorrupt) holds for all of them.

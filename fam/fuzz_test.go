@@ -98,14 +98,15 @@ func loadImage(t *testing.T, r *persist.Region, data []byte) {
 }
 
 func expectedOpenError(t *testing.T, err error) {
-	if !errors.Is(err, ErrNoArray) && !errors.Is(err, persist.ErrCorrupt) && !errors.Is(err, ErrTooSmall) {
+	if !errors.Is(err, ErrNoArray) && !errors.Is(err, ErrBadFormat) && !errors.Is(err, persist.ErrCorrupt) && !errors.Is(err, ErrTooSmall) {
 		t.Fatalf("unexpected error kind: %v", err)
 	}
 }
 
 // FuzzOpen opens an Array over arbitrary bytes: it never panics, fails only
-// with ErrNoArray, ErrCorrupt or ErrTooSmall, and when it succeeds every
-// object reads without error and a second Open has nothing to recover.
+// with ErrNoArray, ErrBadFormat, ErrCorrupt or ErrTooSmall (never ErrBusy:
+// a failed Open claims nothing), and when it succeeds every object reads
+// without error and a second Open has nothing to recover.
 func FuzzOpen(f *testing.F) {
 	fuzzSeeds(f, func(r *persist.Region) error {
 		a, err := Create(r, 0, 16, 20)
@@ -138,8 +139,10 @@ func FuzzOpen(f *testing.F) {
 			vals[i] = make([]byte, a.Size())
 			require.NoError(t, a.Read(i, vals[i]))
 		}
+		require.NoError(t, a.Close())
 		b, err := Open(r, 0)
 		require.NoError(t, err)
+		defer b.Close()
 		require.Zero(t, b.Recovered())
 		got := make([]byte, a.Size())
 		for i := range a.Len() {
@@ -181,8 +184,10 @@ func FuzzOpenLog(f *testing.F) {
 			vals[i] = make([]byte, a.Size())
 			require.NoError(t, a.Read(i, vals[i]))
 		}
+		require.NoError(t, a.Close())
 		b, err := OpenLog(r, 0)
 		require.NoError(t, err)
+		defer b.Close()
 		require.Zero(t, b.Replayed())
 		got := make([]byte, a.Size())
 		for i := range a.Len() {
@@ -219,4 +224,14 @@ func FuzzHeader(f *testing.F) {
 			require.Equal(t, b, again)
 		}
 	})
+}
+
+// Both kinds are in pmheader.Kinds, so that the other kinds' Open reports
+// their headers as ErrBadFormat rather than a damaged magic.
+func TestKindsKnown(t *testing.T) {
+	for _, k := range []*pmheader.Kind{&arrayKind, &logKind} {
+		name, ok := pmheader.Known(k.Magic)
+		require.True(t, ok, k.Name)
+		require.Contains(t, name, k.Name)
+	}
 }

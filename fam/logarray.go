@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/internal/pmheader"
@@ -45,8 +46,10 @@ import (
 // in one log in update order. Updates of objects in different lanes run in
 // parallel, updates within a lane one at a time (a mutex per lane). As for
 // Array, an object must have one writer at a time and a Read of an object
-// must not overlap an Update of the same object, and a LogArray has no
-// Close: finish every operation on it before its region is closed.
+// must not overlap an Update of the same object. A LogArray claims its
+// whole area (header, lanes and objects; it does not use walog) on the
+// region until Close, as an Array does; finish every operation on it
+// before Close.
 type LogArray struct {
 	r         *persist.Region
 	off       int
@@ -61,6 +64,9 @@ type LogArray struct {
 	lanes     []lane
 	replayed  int
 	ro        bool // the region is read-only
+
+	closed  atomic.Bool
+	release func() // of the area's claim on the region
 }
 
 type lane struct {
@@ -156,8 +162,10 @@ func LogFootprint(size, count int, opts *LogOptions) (int, error) {
 // CreateLog returns nil the array is durable; a crash during it leaves
 // either the complete array or ErrNoArray. A read-only or closed region is
 // an error wrapping persist.ErrReadOnly or persist.ErrClosed, and nothing
-// is written.
-func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (*LogArray, error) {
+// is written. CreateLog, like OpenLog, claims the array's bytes
+// (LogFootprint) until Close: an open structure over any of them is an
+// error wrapping persist.ErrBusy, and nothing is written.
+func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (_ *LogArray, err error) {
 	hb, err := logKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -171,10 +179,15 @@ func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (*LogA
 			ErrTooSmall, count, size, need, off, r.Size()-off)
 	}
 	lanes, lb := opts.resolve()
+	rel, err := logKind.Claim(r, off, need)
+	if err != nil {
+		return nil, err
+	}
+	defer pmheader.ReleaseOnError(rel, &err)
 	if err := logKind.Invalidate(r, hb); err != nil {
 		return nil, err
 	}
-	a := newLogArray(r, off, size, count, lanes, lb)
+	a := newLogArray(r, off, size, count, lanes, lb, rel)
 	mem := r.Bytes()
 	if err := r.Set(mem[a.logs:a.end], 0, persist.NoDrain); err != nil {
 		return nil, fmt.Errorf("fam: %w", err)
@@ -197,14 +210,27 @@ func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (*LogA
 	return a, nil
 }
 
-func newLogArray(r *persist.Region, off, size, count, lanes, lb int) *LogArray {
+func newLogArray(r *persist.Region, off, size, count, lanes, lb int, release func()) *LogArray {
 	logs := off + headerSize
 	first := logs + lanes*lb
 	return &LogArray{
 		r: r, off: off, logs: logs, first: first, end: first + count*objStride(size),
 		size: size, count: count, ostride: objStride(size), rec: recordLen(size),
 		laneBytes: lb, lanes: make([]lane, lanes), ro: errors.Is(r.Writable(), persist.ErrReadOnly),
+		release: release,
 	}
+}
+
+// Close closes the array and releases its area's claim on the region, as
+// Array.Close does: it writes nothing, a second Close returns ErrClosed, as
+// does every operation after Close, and it must not run concurrently with
+// another method of the array.
+func (a *LogArray) Close() error {
+	if a.closed.Swap(true) {
+		return ErrClosed
+	}
+	a.release()
+	return nil
 }
 
 func (a *LogArray) laneOff(l int) int { return a.logs + l*a.laneBytes }
@@ -216,15 +242,16 @@ func (a *LogArray) laneOff(l int) int { return a.logs + l*a.laneBytes }
 // appended to after their records. Afterwards every object holds the value
 // of its last completed Update, or of the Update running at the crash.
 // Recovery is idempotent, so a crash during OpenLog is recovered by the
-// next one. Errors as for Open; a complete record naming an object that
-// does not exist or does not belong to its lane is ErrCorrupt.
+// next one. Errors and the claim as for Open (ErrBadFormat for an Array's
+// header, among others); a complete record naming an object that does not
+// exist or does not belong to its lane is ErrCorrupt.
 //
 // In a read-only region OpenLog writes nothing: it opens an array none of
 // whose records needs replaying, leaving lanes that a writable OpenLog
 // would reset as they are (Update then returns an error wrapping
 // persist.ErrReadOnly), and returns an error wrapping persist.ErrReadOnly
 // when an in-place write must be redone before the object can be read.
-func OpenLog(r *persist.Region, off int) (*LogArray, error) {
+func OpenLog(r *persist.Region, off int) (_ *LogArray, err error) {
 	hb, err := logKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -250,7 +277,12 @@ func OpenLog(r *persist.Region, off int) (*LogArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := newLogArray(r, off, size, count, lanes, lb)
+	rel, err := logKind.Claim(r, off, headerSize+lanes*lb+count*objStride(size))
+	if err != nil {
+		return nil, err
+	}
+	defer pmheader.ReleaseOnError(rel, &err)
+	a := newLogArray(r, off, size, count, lanes, lb, rel)
 	if err := a.recover(); err != nil {
 		return nil, err
 	}
@@ -392,6 +424,9 @@ func (a *LogArray) Replayed() int { return a.replayed }
 // bytes are written in place and fenced. If a crash interrupts it, OpenLog
 // finds the object at its old or its new value, never a mix.
 func (a *LogArray) Update(i int, val []byte) error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
 	if uint(i) >= uint(a.count) {
 		return errIndex(i, a.count)
 	}
@@ -436,6 +471,9 @@ func (a *LogArray) Update(i int, val []byte) error {
 
 // Read copies the value of object i into dst (exactly Size() bytes).
 func (a *LogArray) Read(i int, dst []byte) error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
 	if uint(i) >= uint(a.count) {
 		return errIndex(i, a.count)
 	}

@@ -44,6 +44,7 @@ func TestLogReplay(t *testing.T) {
 
 	// Scribble over object 3 in place, as a torn in-place write would.
 	copy(mem[a.first+3*16:], "XXXXXXXXXXXXXXXX")
+	require.NoError(t, a.Close())
 	b, err := OpenLog(r, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, b.Replayed(), "object 5 was in place already")
@@ -55,6 +56,7 @@ func TestLogReplay(t *testing.T) {
 	// The lane was clean after its records: appends continue there.
 	require.Equal(t, uint32(1), b.lanes[1].gen)
 	require.Equal(t, 128, b.lanes[1].pos)
+	require.NoError(t, b.Close())
 	b2, err := OpenLog(r, 0)
 	require.NoError(t, err)
 	require.Equal(t, 0, b2.Replayed())
@@ -64,6 +66,7 @@ func TestLogReplay(t *testing.T) {
 	require.NoError(t, b2.Update(1, v))
 	copy(mem[b2.first+16:], "YYYYYYYYYYYYYYYY")
 	mem[lane1+128+17] &^= 1 // v[1] = '1' = 0x31: clear its low bit
+	require.NoError(t, b2.Close())
 	b3, err := OpenLog(r, 0)
 	require.NoError(t, err)
 	require.Equal(t, 0, b3.Replayed())
@@ -75,6 +78,7 @@ func TestLogReplay(t *testing.T) {
 
 	// A complete record (popcount right) naming a foreign object.
 	require.NoError(t, b3.Update(7, v))
+	require.NoError(t, b3.Close()) // the failed OpenLogs below claim nothing
 	rec := mem[lane1+64 : lane1+96]
 	binary.LittleEndian.PutUint64(rec[8:], 11) // the array holds 10
 	hdr := persist.Load64(rec)
@@ -113,6 +117,7 @@ func TestLogWrap(t *testing.T) {
 	// in the current generation, so OpenLog restores them.
 	mem := r.Bytes()
 	copy(mem[a.first:], "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ")
+	require.NoError(t, a.Close())
 	b, err := OpenLog(r, 0)
 	require.NoError(t, err)
 	require.Equal(t, 2, b.Replayed())

@@ -29,8 +29,30 @@
 // vouches for. A crash anywhere in between leaves a zero magic, which Decode
 // reports as the kind's NoArray error, never a magic over half-written
 // fields or objects. The CRC catches media corruption and stray writes in
-// the fields; Decode reports it, and every other failed check, as the
-// kind's Corrupt error.
+// the fields; Decode reports it, and the other checks of a damaged line, as
+// the kind's Corrupt error.
+//
+// # Another structure, or damage
+//
+// Decode tells bytes that are not this kind's line at all (a wrong offset,
+// another kind of array, a walog log, a pagelog store, arbitrary data)
+// from a line of this kind that was damaged, by the magic and the CRC:
+//
+//	magic                     CRC of 8..55  result
+//	this kind's               fails         Corrupt
+//	this kind's               holds         the fields are checked
+//	0                         any           NoArray (nothing finished here)
+//	another kind's (Kinds)    any           BadFormat: another kind's line
+//	unknown                   holds         Corrupt: a line of this format
+//	                                        whose magic was hit
+//	unknown                   fails         BadFormat: not a line of this
+//	                                        format at all
+//
+// The magics of the kinds differ in many bits, so no single flipped bit
+// or byte turns one into another: a flip in the magic of a sound line is
+// Corrupt, a flip anywhere else fails the CRC (Corrupt). Another version
+// of the format, or a flag this build does not define, under a sound CRC,
+// is BadFormat too: something wrote it, but not this build.
 package pmheader
 
 import (
@@ -50,6 +72,26 @@ const (
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Kinds are the magics of every kind of array that writes this line, and
+// the name of each in messages. A new kind adds its magic here, so that
+// the others' Decode tells its line from a damaged one of theirs.
+var Kinds = []struct{ Magic, Name string }{
+	{"braidCOW", "CoW array (package cow)"},
+	{"braidFAM", "FAM array (package fam, Create)"},
+	{"braidFLG", "FAM log array (package fam, CreateLog)"},
+}
+
+// Known returns the name of the kind whose magic is m, if it is one of
+// Kinds.
+func Known(m uint64) (name string, ok bool) {
+	for _, k := range Kinds {
+		if Magic(k.Magic) == m {
+			return k.Name, true
+		}
+	}
+	return "", false
+}
 
 // Magic returns the magic word of an eight-byte name such as "braidCOW".
 // It panics on another length: names are constants of the calling package.
@@ -79,10 +121,11 @@ type Kind struct {
 	Name  string // the kind in messages: "CoW array"
 	Pkg   string // prefix of wrapped persist errors: "cow"
 
-	NoArray  error // Decode: the magic is zero
-	Corrupt  error // Decode: a failed check; should wrap persist.ErrCorrupt
-	Invalid  error // Place: nil region, bad offset, unaligned memory
-	TooSmall error // Place, Extent: the array does not fit in the region
+	NoArray   error // Decode: the magic is zero
+	BadFormat error // Decode: not a line of this kind; must not wrap persist.ErrCorrupt
+	Corrupt   error // Decode: a failed check; should wrap persist.ErrCorrupt
+	Invalid   error // Place: nil region, bad offset, unaligned memory
+	TooSmall  error // Place, Extent: the array does not fit in the region
 }
 
 // Encode writes every field of f but the magic into b (Size bytes): the
@@ -101,29 +144,40 @@ func Encode(b []byte, f *Fields) {
 }
 
 // Decode checks the line in b (Size bytes) and returns its fields: a zero
-// magic is k.NoArray; another kind's magic, a bad checksum, another format,
-// a flag k does not define or a non-zero reserved field is k.Corrupt.
+// magic is k.NoArray; another kind's line or bytes that are no line of this
+// format (see the package comment), another format version and a flag k
+// does not define are k.BadFormat; a bad checksum under k's magic, a magic
+// hit over a sound line and a non-zero reserved field are k.Corrupt.
 // Whether the fields make sense for the kind is the caller's to check.
 func (k *Kind) Decode(b []byte) (Fields, error) {
 	var f Fields
 	_ = b[Size-1]
-	switch m := binary.LittleEndian.Uint64(b); m {
-	case k.Magic:
-	case 0:
+	crcOK := binary.LittleEndian.Uint32(b[56:]) == crc32.Checksum(b[8:56], castagnoli)
+	want := binary.LittleEndian.AppendUint64(nil, k.Magic)
+	switch m := binary.LittleEndian.Uint64(b); {
+	case m == k.Magic:
+	case m == 0:
 		return f, k.NoArray
 	default:
-		return f, fmt.Errorf("%w: header magic %q, want %q (not a %s)",
-			k.Corrupt, b[:8], binary.LittleEndian.AppendUint64(nil, k.Magic), k.Name)
+		if name, ok := Known(m); ok {
+			return f, fmt.Errorf("%w: header magic %q marks a %s, not a %s (%q)", k.BadFormat, b[:8], name, k.Name, want)
+		}
+		if crcOK {
+			return f, fmt.Errorf("%w: header magic %q, want %q, over fields whose checksum holds (the magic was damaged)",
+				k.Corrupt, b[:8], want)
+		}
+		return f, fmt.Errorf("%w: header magic %q is not a %s's (%q) nor any array's", k.BadFormat, b[:8], k.Name, want)
 	}
-	if got, want := binary.LittleEndian.Uint32(b[56:]), crc32.Checksum(b[8:56], castagnoli); got != want {
-		return f, fmt.Errorf("%w: header checksum %#08x, want %#08x", k.Corrupt, got, want)
+	if !crcOK {
+		return f, fmt.Errorf("%w: header checksum %#08x, want %#08x",
+			k.Corrupt, binary.LittleEndian.Uint32(b[56:]), crc32.Checksum(b[8:56], castagnoli))
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != Format {
-		return f, fmt.Errorf("%w: header format version %d, this build reads %d", k.Corrupt, v, Format)
+		return f, fmt.Errorf("%w: header format version %d, this build reads %d", k.BadFormat, v, Format)
 	}
 	f.Flags = binary.LittleEndian.Uint32(b[12:])
 	if f.Flags&^k.Flags != 0 {
-		return f, fmt.Errorf("%w: header flags %#x, a %s defines %#x", k.Corrupt, f.Flags, k.Name, k.Flags)
+		return f, fmt.Errorf("%w: header flags %#x, a %s of this build defines %#x", k.BadFormat, f.Flags, k.Name, k.Flags)
 	}
 	if binary.LittleEndian.Uint64(b[40:]) != 0 || binary.LittleEndian.Uint64(b[48:]) != 0 ||
 		binary.LittleEndian.Uint32(b[60:]) != 0 {
@@ -204,6 +258,28 @@ func (k *Kind) Commit(r *persist.Region, hb []byte, f *Fields) error {
 	}
 	persist.Store64(hb, k.Magic)
 	return k.wrap(r.Persist(hb[:8]))
+}
+
+// Claim claims the n bytes of an array at off of r for the open array
+// (persist.Region.Claim, with the kind's name as the owner) until release
+// is called: while they are claimed, another Create or Open of anything
+// that claims, over any of those bytes of r, fails with an error wrapping
+// persist.ErrBusy. Creators claim before Invalidate, so that a Create over
+// an open structure writes nothing.
+func (k *Kind) Claim(r *persist.Region, off, n int) (release func(), err error) {
+	rel, err := r.Claim(off, n, k.Name)
+	if err != nil {
+		return nil, k.wrap(err)
+	}
+	return rel, nil
+}
+
+// ReleaseOnError calls release when *err is not nil: the deferred cleanup
+// of a Create or Open that failed after its Claim.
+func ReleaseOnError(release func(), err *error) {
+	if *err != nil {
+		release()
+	}
 }
 
 func (k *Kind) wrap(err error) error {

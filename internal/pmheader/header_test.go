@@ -1,6 +1,7 @@
 package pmheader_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,14 +16,15 @@ import (
 )
 
 var (
-	errNoArray  = errors.New("test: no array")
-	errCorrupt  = fmt.Errorf("test: %w", persist.ErrCorrupt)
-	errInvalid  = errors.New("test: invalid")
-	errTooSmall = errors.New("test: too small")
+	errNoArray   = errors.New("test: no array")
+	errBadFormat = errors.New("test: not a test array")
+	errCorrupt   = fmt.Errorf("test: %w", persist.ErrCorrupt)
+	errInvalid   = errors.New("test: invalid")
+	errTooSmall  = errors.New("test: too small")
 
 	kind = pmheader.Kind{
 		Magic: pmheader.Magic("braidTST"), Flags: 0b101, Name: "test array", Pkg: "test",
-		NoArray: errNoArray, Corrupt: errCorrupt, Invalid: errInvalid, TooSmall: errTooSmall,
+		NoArray: errNoArray, BadFormat: errBadFormat, Corrupt: errCorrupt, Invalid: errInvalid, TooSmall: errTooSmall,
 	}
 	fields = pmheader.Fields{Flags: 0b100, Size: 16, Stride: 64, Count: 10, Aux: 7 | 9<<32}
 )
@@ -93,16 +95,18 @@ func TestDecodeErrors(t *testing.T) {
 		})
 	}
 
-	// Fields that pass the checksum but break a rule.
+	// Fields that pass the checksum but break a rule: what another build
+	// wrote is BadFormat, what no build writes is Corrupt.
 	for _, c := range []struct {
 		name string
 		f    pmheader.Fields
 		edit func(b []byte)
+		want error
 	}{
-		{"undefined flag", pmheader.Fields{Flags: 0b010, Count: 1}, nil},
-		{"format 2", fields, func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 2) }},
-		{"reserved 40", fields, func(b []byte) { b[41] = 1 }},
-		{"reserved 60", fields, func(b []byte) { b[63] = 1 }},
+		{"undefined flag", pmheader.Fields{Flags: 0b010, Count: 1}, nil, errBadFormat},
+		{"format 2", fields, func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 2) }, errBadFormat},
+		{"reserved 40", fields, func(b []byte) { b[41] = 1 }, errCorrupt},
+		{"reserved 60", fields, func(b []byte) { b[63] = 1 }, errCorrupt},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := line(c.f)
@@ -111,17 +115,81 @@ func TestDecodeErrors(t *testing.T) {
 				binary.LittleEndian.PutUint32(b[56:], crc32c(b[8:56]))
 			}
 			_, err := kind.Decode(b)
-			require.ErrorIs(t, err, errCorrupt)
+			require.ErrorIs(t, err, c.want)
+			if c.want == errBadFormat {
+				require.NotErrorIs(t, err, persist.ErrCorrupt)
+			}
 			t.Log(err)
 		})
 	}
 
+	// A sound line whose magic no kind has: this format, its magic hit.
 	other := kind
 	other.Magic = pmheader.Magic("braidOTH")
 	other.Name = "other array"
 	_, err = other.Decode(line(fields))
 	require.ErrorIs(t, err, errCorrupt)
-	require.ErrorContains(t, err, "not a other array")
+	require.ErrorContains(t, err, "the magic was damaged")
+}
+
+// Another kind's line, sound or not, and bytes that are no line of this
+// format are BadFormat, never Corrupt.
+func TestDecodeForeign(t *testing.T) {
+	for _, k := range pmheader.Kinds {
+		b := line(fields)
+		copy(b, k.Magic)
+		binary.LittleEndian.PutUint32(b[56:], crc32c(b[8:56]))
+		_, err := kind.Decode(b)
+		require.ErrorIs(t, err, errBadFormat, k.Magic)
+		require.NotErrorIs(t, err, persist.ErrCorrupt)
+		require.ErrorContains(t, err, k.Name)
+		b[20] ^= 1 // a damaged line of that kind is still not ours
+		_, err = kind.Decode(b)
+		require.ErrorIs(t, err, errBadFormat, k.Magic)
+		t.Log(err)
+	}
+	for name, b := range map[string][]byte{
+		// What walog and pagelog headers begin with; their checksums sit
+		// elsewhere and cover other bytes.
+		"walog":   append([]byte("braidWAL\x02\x00\x01\x03"), make([]byte, 52)...),
+		"pagelog": append([]byte("braidPGL\x01\x00\x00\x00"), make([]byte, 52)...),
+		"text":    []byte("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do"),
+		"ones":    bytes.Repeat([]byte{0xff}, pmheader.Size),
+	} {
+		var line [pmheader.Size]byte
+		copy(line[:], b)
+		require.NotEqual(t, crc32c(line[8:56]), binary.LittleEndian.Uint32(line[56:]), name)
+		_, err := kind.Decode(line[:])
+		require.ErrorIs(t, err, errBadFormat, name)
+		require.NotErrorIs(t, err, persist.ErrCorrupt, name)
+		t.Log(err)
+	}
+}
+
+// The guarantee the foreign rule rests on: no change of one byte of a
+// sound line's magic makes it another kind's line or an empty one, so
+// every such hit stays Corrupt.
+func TestMagicHitIsCorrupt(t *testing.T) {
+	for _, k := range pmheader.Kinds {
+		own := kind
+		own.Magic, own.Name = pmheader.Magic(k.Magic), k.Name
+		_, ok := pmheader.Known(own.Magic)
+		require.True(t, ok)
+		b := line(fields)
+		copy(b, k.Magic)
+		_, err := own.Decode(b)
+		require.NoError(t, err)
+		for at := range 8 {
+			for x := 1; x < 256; x++ {
+				b[at] ^= byte(x)
+				_, err := own.Decode(b)
+				b[at] ^= byte(x)
+				if !errors.Is(err, errCorrupt) {
+					t.Fatalf("%s: byte %d ^ %#02x: %v, want corrupt", k.Magic, at, x, err)
+				}
+			}
+		}
+	}
 }
 
 func TestPlace(t *testing.T) {
@@ -233,8 +301,8 @@ func TestInvalidateNotWritable(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// FuzzDecode decodes arbitrary lines: no panic, only NoArray or Corrupt,
-// and a line that decodes re-encodes to the same bytes.
+// FuzzDecode decodes arbitrary lines: no panic, only NoArray, BadFormat or
+// Corrupt, and a line that decodes re-encodes to the same bytes.
 func FuzzDecode(f *testing.F) {
 	f.Add(line(fields))
 	f.Add(line(pmheader.Fields{}))
@@ -244,7 +312,7 @@ func FuzzDecode(f *testing.F) {
 		copy(b[:], data)
 		got, err := kind.Decode(b[:])
 		if err != nil {
-			if !errors.Is(err, errNoArray) && !errors.Is(err, errCorrupt) {
+			if !errors.Is(err, errNoArray) && !errors.Is(err, errCorrupt) && !errors.Is(err, errBadFormat) {
 				t.Fatalf("unexpected error kind: %v", err)
 			}
 			return

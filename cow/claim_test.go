@@ -1,0 +1,199 @@
+package cow_test
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/braid-pm/braid/cow"
+	"github.com/braid-pm/braid/fam"
+	"github.com/braid-pm/braid/pagelog"
+	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
+	"github.com/stretchr/testify/require"
+)
+
+// requireFree fails unless no open structure claims any of the n bytes at
+// off of r: a probe claim of them succeeds.
+func requireFree(t *testing.T, r *persist.Region, off, n int) {
+	t.Helper()
+	rel, err := r.Claim(off, n, "probe")
+	require.NoError(t, err, "bytes %d..%d are still claimed", off, off+n)
+	rel()
+}
+
+// TestOneOpenArrayPerArea: a second Create or Open over the bytes of an
+// open array (or a fam array, a walog log over them) is refused with
+// ErrBusy and writes nothing; after Close the array opens again, and a
+// closed array refuses everything with ErrClosed.
+func TestOneOpenArrayPerArea(t *testing.T) {
+	for _, opts := range []*cow.Options{nil, checksummed} {
+		r := mustRegion(t, 1<<20)
+		const off = 4096
+		n, err := cow.Footprint(16, 10)
+		require.NoError(t, err)
+		a, err := cow.Create(r, off, 16, 10, opts)
+		require.NoError(t, err)
+		v := []byte("0123456789abcdef")
+		require.NoError(t, a.Update(3, v))
+
+		_, err = cow.Open(r, off)
+		require.ErrorIs(t, err, persist.ErrBusy)
+		require.ErrorContains(t, err, "CoW array at bytes 4096..4800 overlaps CoW array at 4096..4800")
+		// The same bytes, more from below, from its last line on.
+		for _, c := range [][2]int{{off, 10}, {0, 100}, {off + n - 64, 1}} {
+			_, err = cow.Create(r, c[0], 16, c[1], nil)
+			require.ErrorIs(t, err, persist.ErrBusy, "create at %d", c[0])
+		}
+		_, err = fam.Create(r, off, 16, 10)
+		require.ErrorIs(t, err, persist.ErrBusy)
+		_, err = fam.Open(r, off)
+		require.ErrorIs(t, err, fam.ErrBadFormat, "the header is read before the claim")
+		_, err = walog.Create(r, &walog.Options{Offset: off, Size: 4096})
+		require.ErrorIs(t, err, persist.ErrBusy)
+
+		got := make([]byte, 16)
+		require.NoError(t, a.Read(3, got))
+		require.Equal(t, v, got, "untouched by the refusals")
+		require.NoError(t, a.Check())
+		c, err := cow.Create(r, off+n, 16, 10, opts) // the bytes right after it are free
+		require.NoError(t, err)
+		require.NoError(t, c.Close())
+
+		require.NoError(t, a.Close())
+		require.ErrorIs(t, a.Close(), cow.ErrClosed)
+		require.ErrorIs(t, a.Update(3, v), cow.ErrClosed)
+		require.ErrorIs(t, a.Read(3, got), cow.ErrClosed)
+		require.ErrorIs(t, a.Check(), cow.ErrClosed)
+		_, err = a.Updates(3)
+		require.ErrorIs(t, err, cow.ErrClosed)
+		requireFree(t, r, off, n)
+
+		b, err := cow.Open(r, off)
+		require.NoError(t, err)
+		require.NoError(t, b.Read(3, got))
+		require.Equal(t, v, got)
+		require.NoError(t, b.Close())
+		requireFree(t, r, off, n)
+	}
+}
+
+// TestFailedCreateClaimsNothing: a Create that fails after its claim (a
+// read-only region, refused in Invalidate) and Opens that fail release
+// it.
+func TestFailedCreateClaimsNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cow.pm")
+	rw, err := persist.Map(path, &persist.Options{Size: 1 << 16, Create: true})
+	require.NoError(t, err)
+	a, err := cow.Create(rw, 0, 16, 4, nil)
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	rw.Bytes()[20] ^= 1 // the stride: the checksum fails
+	require.NoError(t, rw.Close())
+	ro, err := persist.Map(path, &persist.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer ro.Close()
+	n, err := cow.Footprint(16, 4)
+	require.NoError(t, err)
+	_, err = cow.Create(ro, 0, 16, 4, nil)
+	require.ErrorIs(t, err, persist.ErrReadOnly)
+	requireFree(t, ro, 0, n)
+	_, err = cow.Open(ro, 0)
+	require.ErrorIs(t, err, cow.ErrCorrupt)
+	requireFree(t, ro, 0, n)
+}
+
+// TestForeignIsBadFormat: Open on a structure of another kind (a walog
+// log, a pagelog store, a fam.Array, a fam.LogArray) and on bytes that are
+// no header at all returns ErrBadFormat, not ErrCorrupt: a wrong offset or
+// kind is not media damage. Zeros are ErrNoArray.
+func TestForeignIsBadFormat(t *testing.T) {
+	for _, f := range []struct {
+		name  string
+		build func(r *persist.Region) (func() error, error)
+	}{
+		{"walog", func(r *persist.Region) (func() error, error) {
+			l, err := walog.Create(r, &walog.Options{Size: 64 << 10})
+			if err != nil {
+				return nil, err
+			}
+			return l.Close, nil
+		}},
+		{"pagelog", func(r *persist.Region) (func() error, error) {
+			s, err := pagelog.Create(r, nil)
+			if err != nil {
+				return nil, err
+			}
+			return s.Close, nil
+		}},
+		{"fam", func(r *persist.Region) (func() error, error) {
+			a, err := fam.Create(r, 0, 16, 10)
+			if err != nil {
+				return nil, err
+			}
+			return a.Close, nil
+		}},
+		{"fam-log", func(r *persist.Region) (func() error, error) {
+			a, err := fam.CreateLog(r, 0, 16, 10, &fam.LogOptions{Lanes: 2, LaneBytes: 4096})
+			if err != nil {
+				return nil, err
+			}
+			return a.Close, nil
+		}},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			r := mustRegion(t, 1<<20)
+			closeIt, err := f.build(r)
+			require.NoError(t, err)
+			for _, open := range []bool{true, false} { // the structure open, then closed
+				_, err = cow.Open(r, 0)
+				require.ErrorIs(t, err, cow.ErrBadFormat, "open %v", open)
+				require.NotErrorIs(t, err, persist.ErrCorrupt)
+				require.NotErrorIs(t, err, persist.ErrBusy, "the header is read before the claim")
+				if open {
+					require.NoError(t, closeIt())
+				}
+			}
+			t.Log(err)
+		})
+	}
+	r := mustRegion(t, 1<<16)
+	_, err := cow.Open(r, 0)
+	require.ErrorIs(t, err, cow.ErrNoArray)
+	require.NotErrorIs(t, err, cow.ErrBadFormat)
+	require.NotErrorIs(t, err, persist.ErrCorrupt)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100 {
+		for i := range 64 {
+			r.Bytes()[i] = byte(rng.Uint32())
+		}
+		_, err := cow.Open(r, 0)
+		require.ErrorIs(t, err, cow.ErrBadFormat, "%x", r.Bytes()[:64])
+		require.NotErrorIs(t, err, persist.ErrCorrupt)
+	}
+}
+
+// TestOwnHeaderDamageIsCorrupt: any one byte of the array's own header
+// changed (magic, fields, checksum, reserved) is ErrCorrupt, never
+// ErrBadFormat or ErrNoArray.
+func TestOwnHeaderDamageIsCorrupt(t *testing.T) {
+	for _, opts := range []*cow.Options{nil, checksummed} {
+		r := mustRegion(t, 1<<16)
+		a, err := cow.Create(r, 0, 16, 10, opts)
+		require.NoError(t, err)
+		require.NoError(t, a.Close())
+		mem := r.Bytes()
+		for at := range 64 {
+			for _, x := range []byte{0x01, 0x80, 0xff} {
+				mem[at] ^= x
+				_, err := cow.Open(r, 0)
+				mem[at] ^= x
+				require.ErrorIs(t, err, cow.ErrCorrupt, "byte %d ^ %#02x", at, x)
+				require.NotErrorIs(t, err, cow.ErrBadFormat)
+			}
+		}
+		a, err = cow.Open(r, 0)
+		require.NoError(t, err)
+		require.NoError(t, a.Close())
+	}
+}

@@ -1,0 +1,154 @@
+package fam_test
+
+import (
+	"testing"
+
+	"github.com/braid-pm/braid/cow"
+	"github.com/braid-pm/braid/fam"
+	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
+	"github.com/stretchr/testify/require"
+)
+
+// requireFree fails unless no open structure claims any of the n bytes at
+// off of r: a probe claim of them succeeds.
+func requireFree(t *testing.T, r *persist.Region, off, n int) {
+	t.Helper()
+	rel, err := r.Claim(off, n, "probe")
+	require.NoError(t, err, "bytes %d..%d are still claimed", off, off+n)
+	rel()
+}
+
+// TestOneOpenArrayPerArea: a second Create or Open over the bytes of an
+// open array (its own kind, the other kind, a cow.Array, a walog log) is
+// refused with ErrBusy and writes nothing; after Close the array opens
+// again, and a closed array refuses everything with ErrClosed.
+func TestOneOpenArrayPerArea(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			r := mustRegion(t, 1<<20)
+			const off = 4096
+			n, err := k.footprint(16, 10)
+			require.NoError(t, err)
+			a, err := k.create(r, off, 16, 10)
+			require.NoError(t, err)
+			v := []byte("0123456789abcdef")
+			require.NoError(t, a.Update(3, v))
+
+			for _, k2 := range kinds {
+				_, err = k2.open(r, off)
+				if k2.name == k.name {
+					require.ErrorIs(t, err, persist.ErrBusy)
+					require.ErrorContains(t, err, "overlaps")
+					t.Log(err)
+				} else {
+					require.ErrorIs(t, err, fam.ErrBadFormat, "the header is read before the claim")
+				}
+				// The same bytes, more from below, from its last line on.
+				for _, c := range [][2]int{{off, 10}, {0, 100}, {(off + n - 1) &^ 63, 1}} {
+					_, err = k2.create(r, c[0], 16, c[1])
+					require.ErrorIs(t, err, persist.ErrBusy, "%s.create at %d", k2.name, c[0])
+				}
+			}
+			_, err = cow.Create(r, off, 16, 10, nil)
+			require.ErrorIs(t, err, persist.ErrBusy)
+			_, err = walog.Create(r, &walog.Options{Offset: off, Size: 4096})
+			require.ErrorIs(t, err, persist.ErrBusy)
+
+			got := make([]byte, 16)
+			require.NoError(t, a.Read(3, got))
+			require.Equal(t, v, got, "untouched by the refusals")
+			require.NoError(t, a.Update(4, v))
+
+			// Bytes of the region next to it are free.
+			c, err := k.create(r, (off+n+63)&^63, 16, 10)
+			require.NoError(t, err)
+			require.NoError(t, c.Close())
+			if off >= n {
+				requireFree(t, r, 0, off)
+			}
+
+			require.NoError(t, a.Close())
+			require.ErrorIs(t, a.Close(), fam.ErrClosed)
+			require.ErrorIs(t, a.Update(3, v), fam.ErrClosed)
+			require.ErrorIs(t, a.Read(3, got), fam.ErrClosed)
+			if fa, ok := a.(*fam.Array); ok {
+				require.ErrorIs(t, fa.Update16(3, [16]byte{}), fam.ErrClosed)
+				_, err = fa.Read16(3)
+				require.ErrorIs(t, err, fam.ErrClosed)
+				require.ErrorIs(t, fa.Check(), fam.ErrClosed)
+			}
+			requireFree(t, r, off, n)
+
+			b, err := k.open(r, off)
+			require.NoError(t, err)
+			for _, i := range []int{3, 4} {
+				require.NoError(t, b.Read(i, got))
+				require.Equal(t, v, got)
+			}
+			require.NoError(t, b.Close())
+			requireFree(t, r, off, n)
+		})
+	}
+}
+
+// TestFailedOpenClaimsNothing: Opens that fail after their claim (in
+// recovery, on a read-only region) and Creates that fail after theirs
+// release it.
+func TestFailedOpenClaimsNothing(t *testing.T) {
+	t.Run("fam/recovery", func(t *testing.T) {
+		r := mustRegion(t, 1<<16)
+		n, err := fam.Footprint(16, 4)
+		require.NoError(t, err)
+		a, err := fam.Create(r, 0, 16, 4)
+		require.NoError(t, err)
+		require.NoError(t, a.Update(2, make([]byte, 16)))
+		require.NoError(t, a.Close())
+		r.Bytes()[64+2*64+16+7] ^= 0x80 // object 2, block 2: version 1 -> 3
+		_, err = fam.Open(r, 0)
+		require.ErrorIs(t, err, fam.ErrCorrupt)
+		requireFree(t, r, 0, n)
+	})
+	t.Run("log/recovery", func(t *testing.T) {
+		r := mustRegion(t, 1<<16)
+		n, err := fam.LogFootprint(16, 4, logOpts)
+		require.NoError(t, err)
+		a, err := fam.CreateLog(r, 0, 16, 4, logOpts)
+		require.NoError(t, err)
+		require.NoError(t, a.Close())
+		persist.Store64(r.Bytes()[64+4096:], 0) // lane 1's generation word: never written so
+		_, err = fam.OpenLog(r, 0)
+		require.ErrorIs(t, err, fam.ErrCorrupt)
+		requireFree(t, r, 0, n)
+	})
+	for _, k := range kinds {
+		t.Run(k.name+"/read-only", func(t *testing.T) {
+			rw, reopen := mapFile(t, 1<<16)
+			a, err := k.create(rw, 0, 16, 4)
+			require.NoError(t, err)
+			require.NoError(t, a.Close())
+			ro := reopen()
+			n, err := k.footprint(16, 4)
+			require.NoError(t, err)
+			_, err = k.create(ro, 0, 16, 4) // fails in Invalidate, after the claim
+			require.ErrorIs(t, err, persist.ErrReadOnly)
+			requireFree(t, ro, 0, n)
+			b, err := k.open(ro, 0)
+			require.NoError(t, err)
+			require.NoError(t, b.Close())
+		})
+	}
+	t.Run("fam/read-only-torn", func(t *testing.T) {
+		rw, reopen := mapFile(t, 1<<16)
+		a, err := fam.Create(rw, 0, 8, 4)
+		require.NoError(t, err)
+		require.NoError(t, a.UpdateUint64(2, 7))
+		rw.Bytes()[64+2*64+8+7] ^= 0x40 // a torn update: Open must roll back, and cannot
+		ro := reopen()
+		_, err = fam.Open(ro, 0)
+		require.ErrorIs(t, err, persist.ErrReadOnly)
+		n, err := fam.Footprint(8, 4)
+		require.NoError(t, err)
+		requireFree(t, ro, 0, n)
+	})
+}
