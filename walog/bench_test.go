@@ -90,6 +90,7 @@ func benchAppend(b *testing.B, f walog.Format, size, batch int, raw bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer l.Close() // the next benchmark creates its log on the same region
 	b.Log(r)
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := make([]byte, size)
@@ -134,6 +135,7 @@ func BenchmarkSetAppend(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			defer s.Close()
 			var mu sync.Mutex
 			member := 0
 			p := make([]byte, 64)

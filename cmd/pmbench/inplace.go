@@ -37,6 +37,7 @@ var inplaceSizes = []int{16, 32, 64}
 type inplaceArray interface {
 	Update(i int, val []byte) error
 	Read(i int, dst []byte) error
+	Close() error
 }
 
 // inplaceOrder yields object indexes: sequential, wrapping, or uniformly
@@ -137,6 +138,12 @@ func runInPlace(b *bench) error {
 				fmt.Sprintf("%.2f", u[0]/u[2]), fmt.Sprintf("%.2f", u[1]/u[2]), nanos(u[0]), nanos(u[1]), nanos(u[2]))
 			rd.row(byteString(int64(size)), pat.String(), rate(r[0]), rate(r[1]), rate(r[2]), nanos(r[0]), nanos(r[1]), nanos(r[2]))
 		}
+		// The next size creates its arrays on the same bytes.
+		for _, a := range arrays {
+			if err := a.Close(); err != nil {
+				return err
+			}
+		}
 	}
 	b.section(upd)
 	b.section(rd)
@@ -145,7 +152,15 @@ func runInPlace(b *bench) error {
 
 // inplaceArrays creates the CoW, log and FAM arrays of size-byte objects
 // side by side at the start of the file.
-func inplaceArrays(r *persist.Region, size, n int) ([]inplaceArray, error) {
+func inplaceArrays(r *persist.Region, size, n int) (arrays []inplaceArray, err error) {
+	defer func() {
+		if err != nil {
+			for _, a := range arrays {
+				a.Close()
+			}
+			arrays = nil
+		}
+	}()
 	off := 0
 	next := func(fp int, err error) (int, error) {
 		o := off
@@ -154,27 +169,29 @@ func inplaceArrays(r *persist.Region, size, n int) ([]inplaceArray, error) {
 	}
 	o, err := next(cow.Footprint(size, n))
 	if err != nil {
-		return nil, err
+		return arrays, err
 	}
 	c, err := cow.Create(r, o, size, n, nil)
 	if err != nil {
-		return nil, err
+		return arrays, err
 	}
+	arrays = append(arrays, c)
 	if o, err = next(fam.LogFootprint(size, n, nil)); err != nil {
-		return nil, err
+		return arrays, err
 	}
 	l, err := fam.CreateLog(r, o, size, n, nil)
 	if err != nil {
-		return nil, err
+		return arrays, err
 	}
+	arrays = append(arrays, l)
 	if o, err = next(fam.Footprint(size, n)); err != nil {
-		return nil, err
+		return arrays, err
 	}
 	f, err := fam.Create(r, o, size, n)
 	if err != nil {
-		return nil, err
+		return arrays, err
 	}
-	return []inplaceArray{c, l, f}, nil
+	return append(arrays, f), nil
 }
 
 // inplaceMeasure runs the arrays' updates (or reads) interleaved in

@@ -728,3 +728,25 @@ func TestExitStatuses(t *testing.T) {
 		})
 	}
 }
+
+// TestStructureModes runs the log, page and in-place modes briefly: each
+// creates its structures again for every size on the same bytes, so a
+// structure left open would make the next size's Create fail (ErrBusy).
+func TestStructureModes(t *testing.T) {
+	for _, mode := range []struct{ name, want string }{
+		{"log", "log appends, 1 thread"},
+		{"page", "micro log"},
+		{"inplace", "in-place updates"},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "bench.pm")
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), []string{
+				"-mode", mode.name, "-force-pmem", "-file", file, "-size", "64M", "-duration", "1ms",
+			}, &out, &errOut)
+			require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+			require.Contains(t, out.String(), mode.want)
+			require.NotContains(t, out.String(), "in use")
+		})
+	}
+}

@@ -205,7 +205,7 @@ func runPageCrossover(b *bench) error {
 			if err != nil {
 				return err
 			}
-			defer s.Close()
+			defer s.Close() // on an error; closed below otherwise
 			ws[k] = &pageWriter{v: pageVariant{dirty: 1}, s: s, r: b.r, pages: uint64(s.Pages()), x: 88172645463325252 + uint64(k)}
 		}
 		page := make([]byte, ps)
@@ -236,6 +236,12 @@ func runPageCrossover(b *bench) error {
 				def = "microlog"
 			}
 			tab.row(byteString(int64(ps)), fmt.Sprint(d), nanos(c), nanos(m), fmt.Sprintf("%.2f", m/c), def)
+		}
+		// The next page size creates its stores on the same bytes.
+		for _, w := range ws {
+			if err := w.s.Close(); err != nil {
+				return err
+			}
 		}
 	}
 	b.section(tab)
