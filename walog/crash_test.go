@@ -357,6 +357,13 @@ func TestCrashBroken(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, rep.Failures, "the broken variant was not caught")
 			t.Logf("variant %s: caught (%s)", v.name, rep.Failures[0].Summary())
+			// The crash point is inside walog; the report also names the
+			// first frame outside braid's packages: the caller's code, here
+			// this file.
+			pt := rep.Failures[0].Point
+			require.Contains(t, pt.Site, "walog/", "%+v", pt)
+			require.Contains(t, pt.Caller, "walog/crash_test.go:", "%+v", pt)
+			require.Contains(t, pt.String(), ", called from walog/crash_test.go:")
 			if v.want != "" {
 				found := false
 				for _, f := range rep.Failures {

@@ -73,9 +73,9 @@ func (w *Run) Durable(label string) {
 			dirty = append(dirty, s.dirtyWords(8)...)
 		}
 		if len(dirty) > 0 {
-			site, fn, _ := callSite(2)
+			site, fn, caller, _ := callSite(2)
 			f := &Failure{
-				Point:      Point{Seq: st.events + 1, Kind: KindDurable, Label: label, Fence: m.fences, Site: site, Func: fn},
+				Point:      Point{Seq: st.events + 1, Kind: KindDurable, Label: label, Fence: m.fences, Site: site, Func: fn, Caller: caller},
 				NotDurable: dirty,
 				Err:        fmt.Errorf("written but not durable at durability point %q: %s", label, describeWords(dirty)),
 			}
@@ -122,7 +122,7 @@ func (img *Image) Region(name string) *persist.Region { return img.m.region(name
 // in the recovery).
 func (img *Image) Point() Point {
 	if img.point.Site == "" && img.stack != nil {
-		img.point.Site, img.point.Func = img.stack.site()
+		img.point.Site, img.point.Func, img.point.Caller = img.stack.site()
 	}
 	return img.point
 }
@@ -249,6 +249,7 @@ type Finding struct {
 	Kind   string
 	Site   string
 	Func   string
+	Caller string // as Point.Caller: the first caller outside braid's packages
 	Count  int
 	Detail string // of the first occurrence
 }
@@ -283,7 +284,11 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, " (replay of %s)", r.Replayed)
 	}
 	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "\n  %s x%d at %s (%s): %s", f.Kind, f.Count, f.Site, f.Func, f.Detail)
+		fmt.Fprintf(&b, "\n  %s x%d at %s (%s)", f.Kind, f.Count, f.Site, f.Func)
+		if f.Caller != "" {
+			fmt.Fprintf(&b, ", called from %s", f.Caller)
+		}
+		fmt.Fprintf(&b, ": %s", f.Detail)
 	}
 	return b.String()
 }
@@ -413,13 +418,13 @@ func (st *state) finding(kind string, skip int, detail string) {
 	if st.dry || st.inImage > 0 {
 		return
 	}
-	site, fn, _ := callSite(skip + 1)
+	site, fn, caller, _ := callSite(skip + 1)
 	k := [2]string{kind, site}
 	if f := st.findings[k]; f != nil {
 		f.Count++
 		return
 	}
-	st.findings[k] = &Finding{Kind: kind, Site: site, Func: fn, Count: 1, Detail: detail}
+	st.findings[k] = &Finding{Kind: kind, Site: site, Func: fn, Caller: caller, Count: 1, Detail: detail}
 }
 
 func (st *state) fail(f *Failure) {
@@ -732,7 +737,7 @@ func (st *state) checkPoint(m *machine, pt Point) {
 			continue
 		}
 		if pt.Site == "" {
-			pt.Site, pt.Func = m.stack.site()
+			pt.Site, pt.Func, pt.Caller = m.stack.site()
 		}
 		if m.depth > 0 {
 			// Report to the recovery's image; stop crashing this recovery.

@@ -26,6 +26,11 @@ type Point struct {
 	Label string // the label given to Boundary/Durable/Crash, or the region closed
 	Site  string // file:line of the call that reached the crash point (outside persist)
 	Func  string // the function at Site
+	// Caller is "file:line (function)" of the first frame outside braid's
+	// own packages — the user's code that called into a braid structure
+	// (walog, pagelog, fam, ...) which reached the point — when Site is
+	// inside one of them; else "".
+	Caller string
 }
 
 func (p Point) String() string {
@@ -44,18 +49,22 @@ func (p Point) String() string {
 			fmt.Fprintf(&b, " (%s)", p.Func)
 		}
 	}
+	if p.Caller != "" {
+		fmt.Fprintf(&b, ", called from %s", p.Caller)
+	}
 	return b.String()
 }
 
 var seedHash = maphash.MakeSeed()
 
 // callSite finds the first caller outside package persist and this
-// package, and a hash of the whole stack.
-func callSite(skip int) (site, fn string, stack uint64) {
+// package, the first outside braid's packages (see Point.Caller), and a
+// hash of the whole stack.
+func callSite(skip int) (site, fn, caller string, stack uint64) {
 	var pcs [48]uintptr
 	n := runtime.Callers(skip+1, pcs[:])
-	site, fn = siteOf(pcs[:n])
-	return site, fn, stackHash(pcs[:n])
+	site, fn, caller = siteOf(pcs[:n])
+	return site, fn, caller, stackHash(pcs[:n])
 }
 
 func stackHash(pcs []uintptr) uint64 {
@@ -74,7 +83,8 @@ func stackHash(pcs []uintptr) uint64 {
 // frameInfo is one frame of a program counter (several when calls were
 // inlined there), resolved once per program counter.
 type frameInfo struct {
-	internal bool
+	internal bool // persist, this package, the runtime
+	lib      bool // a package of braid's own (test files excepted)
 	site, fn string
 }
 
@@ -88,7 +98,9 @@ func framesOf(pc uintptr) []frameInfo {
 	frames := runtime.CallersFrames([]uintptr{pc})
 	for {
 		f, more := frames.Next()
-		out = append(out, frameInfo{internal: internalFrame(f.Function), site: fmt.Sprintf("%s:%d", shortFile(f.File), f.Line), fn: shortFunc(f.Function)})
+		in := internalFrame(f.Function)
+		lib := in || strings.HasPrefix(f.Function, modulePath) && !strings.HasSuffix(f.File, "_test.go")
+		out = append(out, frameInfo{internal: in, lib: lib, site: fmt.Sprintf("%s:%d", shortFile(f.File), f.Line), fn: shortFunc(f.Function)})
 		if !more {
 			break
 		}
@@ -97,16 +109,25 @@ func framesOf(pc uintptr) []frameInfo {
 	return out
 }
 
-// siteOf is the first frame of pcs outside persist and this package.
-func siteOf(pcs []uintptr) (site, fn string) {
+// siteOf is the first frame of pcs outside persist and this package, and,
+// when that frame is in another of braid's packages, the first frame
+// outside all of them ("file:line (function)").
+func siteOf(pcs []uintptr) (site, fn, caller string) {
+	found := false
 	for _, pc := range pcs {
 		for _, f := range framesOf(pc) {
-			if !f.internal {
-				return f.site, f.fn
+			switch {
+			case !found && !f.internal:
+				site, fn, found = f.site, f.fn, true
+				if !f.lib {
+					return site, fn, ""
+				}
+			case found && !f.lib:
+				return site, fn, f.site + " (" + f.fn + ")"
 			}
 		}
 	}
-	return "", ""
+	return site, fn, ""
 }
 
 // stackAt is the call stack of a crash point, resolved into a site only
@@ -118,7 +139,7 @@ type stackAt struct {
 
 func (s *stackAt) capture(skip int) { s.n = runtime.Callers(skip+1, s.pcs[:]) }
 
-func (s *stackAt) site() (site, fn string) { return siteOf(s.pcs[:s.n]) }
+func (s *stackAt) site() (site, fn, caller string) { return siteOf(s.pcs[:s.n]) }
 
 const modulePath = "github.com/braid-pm/braid/"
 
@@ -207,7 +228,7 @@ func (m *machine) selected(pt *Point, skip int) bool {
 				return false
 			}
 			st.stacks[h] = struct{}{}
-			pt.Site, pt.Func = m.stack.site()
+			pt.Site, pt.Func, pt.Caller = m.stack.site()
 		}
 		return true
 	case KindBoundary, KindDurable:
