@@ -396,9 +396,13 @@ func (e *emitter) gatherFixed(buf []byte, chunk []uint64, c int64) error {
 // in OnePass, where the write buffer is large: each of its slots is then
 // written once, key and value together, instead of key first and value
 // later. MergePass, whose memory is the budget's merge buffer, keeps the
-// order narrow and its write buffer a tenth larger.
-func (j *job) orderWords() int64 {
-	if j.l.wide() && j.mode == OnePass {
+// order narrow and its write buffer a tenth larger. A KLV chunk's order
+// is one output offset per record.
+func (j *job) orderWords() int64 { return j.orderWordsIn(j.mode) }
+
+// orderWordsIn is orderWords for a sort in mode (the planner's question).
+func (j *job) orderWordsIn(mode Mode) int64 {
+	if j.rs > 0 && j.l.wide() && mode == OnePass {
 		return 3
 	}
 	return 1

@@ -135,28 +135,59 @@ func TestSorterReuse(t *testing.T) {
 	}
 }
 
-// TestMemoryBudget checks that the sorter's anonymous memory stays within
-// its budget (plus Go runtime slack).
+// TestMemoryBudget checks, for every mode and for gensort, KLV and other
+// fixed-size records, that the planned buffers stay within a budget that
+// binds (the input is larger than the budget), that what the sorter maps
+// is what it planned, and that its anonymous memory stays within the
+// budget (plus Go runtime slack).
 func TestMemoryBudget(t *testing.T) {
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in")
-	_, err := Generate(context.Background(), in, GenOptions{Count: 400_000}, false)
-	require.NoError(t, err)
-	for _, c := range []struct {
-		mode   Mode
-		budget int64
-	}{{OnePass, 16 << 20}, {MergePass, 4 << 20}, {EMS, 8 << 20}} {
-		runtimeGC()
-		base := rssAnon()
-		out := filepath.Join(dir, "out-"+string(c.mode))
-		rep, err := Sort(context.Background(), in, out, &Options{Mode: c.mode, MemBudget: c.budget})
-		require.NoError(t, err)
-		require.LessOrEqual(t, rep.BufferBytes, c.budget)
-		if base > 0 && rep.PeakRSSAnon > 0 {
-			require.LessOrEqual(t, rep.PeakRSSAnon-base, c.budget+8<<20,
-				"%s: peak RssAnon %d, %d before", c.mode, rep.PeakRSSAnon, base)
+	inputs := []struct {
+		name    string
+		g       GenOptions
+		budgets map[Mode]int64
+	}{
+		{"gensort", GenOptions{Count: 400_000}, map[Mode]int64{OnePass: 16 << 20, MergePass: 4 << 20, EMS: 8 << 20}},
+		{"klv12", GenOptions{Count: 150_000, Format: Format{KeySize: 12, KLV: true}, MaxValue: 300},
+			map[Mode]int64{OnePass: 8 << 20, MergePass: 3 << 20, EMS: 6 << 20}},
+		{"fixed16+48", GenOptions{Count: 250_000, Format: Format{KeySize: 16, ValueSize: 48}},
+			map[Mode]int64{OnePass: 10 << 20, MergePass: 3 << 20, EMS: 6 << 20}},
+	}
+	for _, in := range inputs {
+		f := in.g.Format
+		if f == (Format{}) {
+			f = Gensort
 		}
-		require.NoError(t, os.Remove(out))
+		path := filepath.Join(dir, in.name)
+		_, err := Generate(context.Background(), path, in.g, false)
+		require.NoError(t, err)
+		for i, mode := range []Mode{OnePass, MergePass, EMS} {
+			budget := in.budgets[mode]
+			overlap := i == 1 // MergePass with two write buffers
+			name := fmt.Sprintf("%s/%s overlap=%v", in.name, mode, overlap)
+			runtimeGC()
+			base := rssAnon()
+			out := filepath.Join(dir, "out")
+			s, err := NewSorter(&Options{Format: f, Mode: mode, MemBudget: budget, Overlap: overlap})
+			require.NoError(t, err)
+			rep, err := s.Sort(context.Background(), path, out)
+			require.NoError(t, err, name)
+			require.LessOrEqual(t, rep.BufferBytes, budget, name)
+			// The budget binds: the plan takes most of it.
+			require.Greater(t, rep.BufferBytes, budget*3/4, name)
+			// What is mapped is what was planned and reported.
+			p := s.planned
+			require.Equal(t, p.main, int64(cap(s.main)), name)
+			require.Equal(t, p.wbArea, int64(cap(s.wbufs)), name)
+			require.Equal(t, p.main+p.wbArea+p.fixed, rep.BufferBytes, name)
+			if base > 0 && rep.PeakRSSAnon > 0 {
+				require.LessOrEqual(t, rep.PeakRSSAnon-base, budget+8<<20,
+					"%s: peak RssAnon %d, %d before", name, rep.PeakRSSAnon, base)
+			}
+			require.NoError(t, s.Close())
+			require.NoError(t, os.Remove(out))
+		}
+		require.NoError(t, os.Remove(path))
 	}
 }
 

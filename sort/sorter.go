@@ -141,9 +141,10 @@ type Sorter struct {
 	wbufs   []byte // EMS: write buffers and gather scratch
 	indexer indexer
 	// hooks for fault-injection tests
-	failAfterRuns int   // >0: fail when this many run files exist
-	runCap        int64 // >0: at most this many entries per run (tests)
-	wbSet         bool  // the write buffer size was given
+	failAfterRuns int    // >0: fail when this many run files exist
+	runCap        int64  // >0: at most this many entries per run (tests)
+	wbSet         bool   // the write buffer size was given
+	planned       budget // the last sort's plan (tests)
 }
 
 // NewSorter validates the options and sets up the pools.
@@ -513,16 +514,21 @@ const sorterTmp = 1 << 13
 // slack covers the 64-byte alignment of the pieces carved from a buffer.
 const slack = 1 << 10
 
-// gatherSplit divides space bytes between nw write buffers and the gather
-// scratch (one word per record of a chunk), with wb at most wbCap.
-func (j *job) gatherSplit(space, wbCap int64, nw int64) (wb, ord int64) {
-	per := int64(j.rs) // bytes of write buffer per record
-	if per == 0 {
-		// KLV: chunks are cut by bytes; give the scratch room for twice
-		// the average record count.
-		per = max(1, j.size/j.n) / 2
+// gatherPer is the bytes of write buffer per record of a chunk that the
+// gather scratch is sized for: the record size, or for KLV (chunks are cut
+// by bytes) half the average record, room for twice the average count.
+func (j *job) gatherPer() int64 {
+	if j.rs > 0 {
+		return int64(j.rs)
 	}
-	ow := j.orderWords()
+	return max(1, max(1, j.size/j.n)/2)
+}
+
+// gatherSplit divides space bytes between nw write buffers and the gather
+// scratch (ow words per record of a chunk), with wb at most wbCap. The
+// pieces take at most space bytes: nw*wb + ord*8 + slack <= space.
+func (j *job) gatherSplit(space, wbCap, nw, ow int64) (wb, ord int64) {
+	per := j.gatherPer()
 	space -= slack + 8*2*ow
 	wb = space * per / (nw*per + 8*ow)
 	wb = max(0, min(wb, wbCap))
@@ -530,8 +536,94 @@ func (j *job) gatherSplit(space, wbCap int64, nw int64) (wb, ord int64) {
 	return wb, ord
 }
 
-// plan decides the mode and sizes the buffers.
+// gatherNeed is the smallest space for which gatherSplit makes write
+// buffers of at least wb bytes.
+func (j *job) gatherNeed(wb, nw, ow int64) int64 {
+	per := j.gatherPer()
+	return slack + 8*2*ow + (wb*(nw*per+8*ow)+per-1)/per
+}
+
+// plan decides the mode and sizes the buffers. A budget too small is an
+// ErrBudget error that says the smallest budget that would do.
 func (j *job) plan() (Mode, error) {
+	j.rep.IndexMapBytes = j.n * j.l.ew()
+	mode, b, err := j.planFor(j.s.o.MemBudget)
+	if err != nil {
+		if be, ok := err.(*budgetError); ok {
+			be.need, be.shown = j.minBudget()
+			be.ram = physicalMemory()
+		}
+		return "", err
+	}
+	j.mode, j.plan0, j.s.planned = mode, b, b
+	return mode, nil
+}
+
+// minBudget is the smallest memory budget for which the planner finds a
+// plan (0 if none up to 2^50 bytes), and the budget to print: rounded up
+// to a whole MiB when that plans too.
+func (j *job) minBudget() (need, shown int64) {
+	ok := func(m int64) bool {
+		_, _, err := j.planFor(m)
+		return err == nil
+	}
+	lo := int64(MinMemBudget) - 1 // lo fails (or is below the minimum), hi plans
+	hi := max(j.s.o.MemBudget, MinMemBudget)
+	for !ok(hi) {
+		lo = hi
+		if hi *= 2; hi > 1<<50 {
+			return 0, 0
+		}
+	}
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	need, shown = hi, hi
+	if up := (hi + 1<<20 - 1) &^ (1<<20 - 1); ok(up) {
+		shown = up
+	}
+	return need, shown
+}
+
+// budgetError is an ErrBudget error: what does not fit, and the smallest
+// budget that would do.
+type budgetError struct {
+	msg   string // what does not fit
+	alt   string // another way out, before the budget: "use mergepass, or "
+	need  int64  // the smallest budget that plans; 0: unknown
+	shown int64  // need, rounded up to a MiB when that plans too
+	ram   int64  // physical memory (0: unknown)
+}
+
+func budgetf(format string, a ...any) *budgetError {
+	return &budgetError{msg: fmt.Sprintf(format, a...)}
+}
+
+func (e *budgetError) Error() string {
+	s := ErrBudget.Error() + ": " + e.msg + " (" + e.alt
+	switch {
+	case e.need == 0:
+		return s + "raise -mem)"
+	case e.shown%(1<<20) == 0:
+		s += fmt.Sprintf("raise -mem to at least %dMiB", e.shown>>20)
+	default:
+		s += fmt.Sprintf("raise -mem to at least %d bytes", e.shown)
+	}
+	if e.ram > 0 && e.shown > e.ram {
+		s += fmt.Sprintf(", more than the %d bytes of physical memory", e.ram)
+	}
+	return s + ")"
+}
+
+func (e *budgetError) Unwrap() error { return ErrBudget }
+
+// planFor decides the mode and sizes the buffers for a budget of mem
+// bytes. It changes nothing in j.
+func (j *job) planFor(mem int64) (Mode, budget, error) {
 	o := &j.s.o
 	l := &j.l
 	ew := l.ew()
@@ -550,15 +642,15 @@ func (j *job) plan() (Mode, error) {
 		parts *= 2
 	}
 	fixed := parts*(1<<12)*4 + int64(max(j.s.pools.Sorters, 1))*(sorterTmp*ew+(8<<12)*4)
-	avail := o.MemBudget - fixed
+	avail := mem - fixed
 	if avail < minShare {
-		return "", fmt.Errorf("%w: %d bytes leave nothing beside the radix counters and scratch (%d)",
-			ErrBudget, o.MemBudget, fixed)
+		return "", budget{}, budgetf("%d bytes leave nothing beside the radix counters and scratch (%d)", mem, fixed)
 	}
 	idxBytes := j.n * ew
-	j.rep.IndexMapBytes = idxBytes
 	mode := o.Mode
-	onePassNeed := idxBytes + nw*minWB + (minWB/max(1, int64(j.rs))+2)*8*3 + 2*slack
+	// OnePass: the IndexMap, then the write buffer(s) of at least minWB
+	// and their gather scratch.
+	onePassNeed := idxBytes + slack + j.gatherNeed(minWB, nw, j.orderWordsIn(OnePass))
 	if mode == Auto {
 		mode = MergePass
 		if onePassNeed <= avail {
@@ -566,15 +658,16 @@ func (j *job) plan() (Mode, error) {
 		}
 	}
 	b := budget{fixed: fixed}
-	j.mode = mode
 	switch mode {
 	case OnePass:
 		if onePassNeed > avail {
-			return "", fmt.Errorf("%w: OnePass needs %d bytes of IndexMap and %d of write buffer, the budget leaves %d (use mergepass or a larger -mem)",
-				ErrBudget, idxBytes, nw*minWB, avail)
+			e := budgetf("OnePass needs %d bytes of IndexMap and %d of write buffer and gather scratch; the budget leaves %d",
+				idxBytes, onePassNeed-idxBytes, avail)
+			e.alt = "use mergepass, or "
+			return "", b, e
 		}
 		rest := avail - idxBytes - slack
-		b.wb, b.ord = j.gatherSplit(rest, wbCap, nw)
+		b.wb, b.ord = j.gatherSplit(rest, wbCap, nw, j.orderWordsIn(OnePass))
 		gather := nw*b.wb + b.ord*8 + slack
 		scratch := int64(0)
 		if rest >= idxBytes+slack {
@@ -591,8 +684,8 @@ func (j *job) plan() (Mode, error) {
 		k := int64(b.runs)
 		minShareB := max(int64(minShare), ew)
 		if k*(minShareB+slack) > avail/2 {
-			return "", fmt.Errorf("%w: %d runs of %d entries need a %d-byte merge buffer each; the budget leaves %d in all (raise -mem)",
-				ErrBudget, b.runs, b.runN, minShareB, avail/2)
+			return "", b, budgetf("%d runs of %d entries need a %d-byte merge buffer each; the budget leaves %d in all",
+				b.runs, b.runN, minShareB, avail/2)
 		}
 		// Shares of a 32nd of the buffer in all (at most 4 MiB each): a
 		// refill is one parallel sequential read, and a few hundred
@@ -606,7 +699,10 @@ func (j *job) plan() (Mode, error) {
 		if per == 0 {
 			per = max(1, j.size/j.n)
 		}
-		ow := j.orderWords()
+		// The gather scratch: ow words per merged entry (a KLV chunk's
+		// output offsets are one word per record, and a chunk is at most
+		// one list of merged entries).
+		ow := j.orderWordsIn(MergePass)
 		// Two lists of merged entries: the merge fills one while the
 		// other's records are gathered and written (mergePipe).
 		b.pendCap = (rest - 2*8*ow) / (2*ew + nw*per + 8*ow)
@@ -614,36 +710,27 @@ func (j *job) plan() (Mode, error) {
 			b.pendCap = max(1, wbCap/per)
 		}
 		if b.pendCap < 1 {
-			return "", fmt.Errorf("%w: no room for merged entries beside %d run shares (raise -mem)", ErrBudget, b.runs)
+			return "", b, budgetf("no room for merged entries beside %d run shares", b.runs)
 		}
-		b.wb = max(b.pendCap*per, int64(j.rs))
+		b.wb = b.pendCap * per
 		b.ord = (b.pendCap + 2) * ow
-		if j.rs == 0 {
-			b.ord = 2*b.pendCap + 2
-		}
 		merge := 2*b.pendCap*ew + k*(b.shareN*ew+slack) + nw*b.wb + b.ord*8 + 4*slack
 		b.main = max(b.runN*ew, merge)
 	case EMS:
 		// EMS's run buffer takes the budget; its write buffer (used for
 		// the runs and for the output) is an eighth of it at most.
 		if !j.s.wbSet {
-			wbCap = min(wbCap, o.MemBudget/8)
+			wbCap = min(wbCap, mem/8)
 		}
 		wb := max(minWB, j.klvMax)
 		wb = max(wb, min(wbCap, avail/4))
-		if j.klvMax > wb {
-			wb = j.klvMax
-		}
-		per := int64(j.rs)
-		if per == 0 {
-			per = max(1, j.size/j.n) / 2
-		}
+		per := j.gatherPer()
 		b.wb, b.ord = wb, wb/per+2
 		b.wbArea = nw*b.wb + b.ord*8 + 2*slack
 		b.main = avail - b.wbArea
 		room := b.main - slack // the IndexMap starts 64-byte aligned after the records
 		if b.main < minShare {
-			return "", fmt.Errorf("%w: %d bytes leave no EMS run buffer beside the write buffers (%d)", ErrBudget, o.MemBudget, b.wbArea)
+			return "", b, budgetf("%d bytes leave no EMS run buffer beside the write buffers (%d)", mem, b.wbArea)
 		}
 		if j.rs > 0 {
 			b.runN = min(room/(int64(j.rs)+ew), j.n, 1<<32-1)
@@ -651,7 +738,7 @@ func (j *job) plan() (Mode, error) {
 				b.runN = min(b.runN, j.s.runCap)
 			}
 			if b.runN < 1 {
-				return "", fmt.Errorf("%w: no record fits the EMS run buffer", ErrBudget)
+				return "", b, budgetf("no record fits the EMS run buffer")
 			}
 			b.runB = b.runN * int64(j.rs)
 			b.runs = int((j.n + b.runN - 1) / b.runN)
@@ -667,20 +754,24 @@ func (j *job) plan() (Mode, error) {
 				b.runB = min(b.runB, max(j.klvMax, b.runN*avg*2))
 			}
 			if b.runB < j.klvMax || b.runN < 1 {
-				return "", fmt.Errorf("%w: the EMS run buffer (%d bytes) cannot hold the largest record (%d bytes)",
-					ErrBudget, b.runB, j.klvMax)
+				return "", b, budgetf("the EMS run buffer (%d bytes) cannot hold the largest record (%d bytes)",
+					b.runB, j.klvMax)
 			}
 			// Runs end on record boundaries, by bytes or by count.
 			b.runs = int(max(j.size/max(1, b.runB-j.klvMax), j.n/b.runN)) + 1
 		}
+		// The merge's shares, as ems cuts them: whole records.
 		need := max(int64(minShare), 2*j.klvMax, int64(j.rs))
-		if b.main/int64(b.runs) < need {
-			return "", fmt.Errorf("%w: %d EMS runs need %d bytes of merge buffer each; the budget leaves %d in all (raise -mem)",
-				ErrBudget, b.runs, need, b.main)
+		share := b.main / int64(b.runs)
+		if j.rs > 0 {
+			share = share / int64(j.rs) * int64(j.rs)
+		}
+		if share < need {
+			return "", b, budgetf("%d EMS runs need %d bytes of merge buffer each; the budget leaves %d in all",
+				b.runs, need, b.main)
 		}
 	}
-	j.plan0 = b
-	return mode, nil
+	return mode, b, nil
 }
 
 // detailError is an error with its own message that still matches a
