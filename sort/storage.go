@@ -1,6 +1,7 @@
 package sort
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,9 +17,10 @@ import (
 // flushed and fenced by the time put returns; on an ordinary file persist
 // falls back to msync of the pages written.
 type mapped struct {
-	path string
-	r    *persist.Region // nil for an empty file
-	data []byte
+	path  string
+	label string          // how errors name it ("output OUT" for a temporary output)
+	r     *persist.Region // nil for an empty file
+	data  []byte
 	// sparse: the file was not preallocated; put allocates the pages it
 	// writes (and reports a full file system) before storing to them.
 	sparse bool
@@ -58,7 +60,7 @@ func createMappedAs(path, label string, size int64, force bool) (*mapped, error)
 	if err != nil {
 		return nil, fmt.Errorf("create %s (%d bytes): %w", label, size, err)
 	}
-	return &mapped{path: path, r: r, data: r.Bytes(), sparse: sparse}, nil
+	return &mapped{path: path, label: label, r: r, data: r.Bytes(), sparse: sparse}, nil
 }
 
 var (
@@ -129,10 +131,44 @@ func (m *mapped) put(off int64, src []byte) error {
 	lo := off &^ (pageSize - 1)
 	hi := min((off+int64(len(src))+pageSize-1)&^(pageSize-1), int64(len(m.data)))
 	if err := populate(m.data[lo:hi]); err != nil && m.sparse {
-		return &detailError{ErrNoSpace, fmt.Sprintf("sort: cannot allocate %d bytes at %d of %s (file system full?): %v", hi-lo, lo, m.path, err)}
+		return m.populateError(lo, hi-lo, err)
 	}
 	return m.r.Copy(m.data[off:off+int64(len(src))], src, persist.NonTemporal)
 }
+
+// populateError is the error for n bytes at off of a sparse file whose
+// pages could not be allocated: an ErrNoSpace error. tmpfs fails
+// MADV_POPULATE_WRITE with EFAULT when it is full (the fault would be a
+// SIGBUS), with ENOMEM when a memory limit refuses the pages; the file
+// system's free space, read now, tells which it was. A full file system
+// also matches syscall.ENOSPC.
+func (m *mapped) populateError(off, n int64, err error) error {
+	dir := filepath.Dir(m.path)
+	name := m.label
+	if name == "" || name == m.path {
+		name = m.path
+	} else {
+		name += " (" + m.path + ")"
+	}
+	free, ferr := freeSpace(dir)
+	room := "its free space unknown"
+	if ferr == nil {
+		room = fmt.Sprintf("%d bytes free", free)
+	}
+	full := errors.Is(err, unix.ENOSPC) || (ferr == nil && free < n) || (ferr != nil && errors.Is(err, unix.EFAULT))
+	if full {
+		return &noSpaceError{fmt.Sprintf("sort: no space left on device for %s: cannot allocate %d bytes at offset %d (%s has %s)",
+			name, n, off, dir, room)}
+	}
+	return &detailError{ErrNoSpace, fmt.Sprintf("sort: cannot allocate %d bytes at offset %d of %s: the file system refused the pages (%v) though %s has %s (out of memory, or a size limit?)",
+		n, off, name, err, dir, room)}
+}
+
+// noSpaceError is a full file system: ErrNoSpace and syscall.ENOSPC.
+type noSpaceError struct{ msg string }
+
+func (e *noSpaceError) Error() string   { return e.msg }
+func (e *noSpaceError) Unwrap() []error { return []error{ErrNoSpace, unix.ENOSPC} }
 
 // pageSize is the granularity of populating a mapping.
 const pageSize = 4096
