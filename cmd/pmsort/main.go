@@ -57,7 +57,8 @@ const exitStatuses = `Exit status:
        directory (of an output, -tmp, -dir) that does not exist or is
        not writable; a -profile that cannot be loaded; a record count
        no file can hold
-  130  interrupted (SIGINT, SIGTERM); partial output is removed
+  130  interrupted (SIGINT, SIGTERM); partial output is removed (a
+       SIGKILL or power loss leaves sort's temporary files: pmsort sort -h)
   141  the reader of the output went away (SIGPIPE, as in
        pmsort bench | head); partial output is removed, nothing printed`
 

@@ -18,7 +18,21 @@ import (
 
 const sortUsage = `-i IN -o OUT [-mode auto|onepass|mergepass|ems] [-mem SIZE] [-tmp DIR] [-json] [-f]
        [-readers N] [-writers N] [-sorters N] [-profile FILE] [-overlap] [-ptr 5|8] [-wbuf SIZE]
-       [-key K -value V | -klv -key K]`
+       [-key K -value V | -klv -key K]
+
+-mem bounds the sorter's DRAM buffers: anonymous memory (RssAnon in
+/proc/PID/status). Peak RSS as /usr/bin/time -v reports it also counts the
+pages of the input, output and run files that are mapped from tmpfs
+(shmem), which are storage, not part of the budget. A budget too small for
+the mode and input is refused with the smallest -mem that would do.
+
+The output is written as .OUT.pmsort-PID-RANDOM.tmp in its directory and
+renamed when complete; MergePass and EMS write run files
+pmsort-run-PID-RANDOM-N in -tmp (default: the output's directory). All are
+removed on success, on an error and on Ctrl-C, but a SIGKILL or a power
+loss leaves them behind. Find them (PID is the pmsort that made them) with
+  find DIR -maxdepth 1 \( -name '.*.pmsort-*.tmp' -o -name 'pmsort-run-*' \)
+and remove them once that pmsort is gone.`
 
 // sortFlags are the sorter's flags, shared with bench.
 type sortFlags struct {
