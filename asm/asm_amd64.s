@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "crc_amd64.h"
 
 // func cpuidex(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuidex(SB), NOSPLIT, $0-24
@@ -767,7 +768,6 @@ done:
 // first part, BX and DX the CRCs of the second and third parts (preset
 // 0), R8 and R9 the popcount. Loads never reach past p+n.
 
-#define CRC_BLOCK 1024
 
 // func crc32cAsm(crc uint32, p unsafe.Pointer, n int) uint32
 TEXT ·crc32cAsm(SB), NOSPLIT, $0-28
@@ -781,26 +781,7 @@ TEXT ·crc32cAsm(SB), NOSPLIT, $0-28
 	JLT single
 
 round:
-	CMPQ CX, $(3*CRC_BLOCK)
-	JLT last
-	MOVQ $CRC_BLOCK, R12
-	JMP three
-
-last:
-	// L = 8*floor(CX/24) for CX < 3*CRC_BLOCK: CX*2731/65536 errs by
-	// less than 1/64 above CX/24, whose fraction is at most 23/24.
-	CMPQ CX, ·crcTripleMin(SB)
-	JLT single
-	CMPQ CX, $24
-	JLT single
-	IMUL3Q $2731, CX, R12
-	SHRQ $13, R12
-	ANDQ $-8, R12
-
-three:
-	LEAQ (SI)(R12*1), DI
-	XORL BX, BX
-	XORL DX, DX
+	CRC_ROUND(last, three, single)
 
 	// Two words per stream and iteration; parts of an odd number of
 	// words begin with one word each.
@@ -825,22 +806,8 @@ loop3:
 	JB loop3
 
 combine3:
-	// AX = CRC32Q(0, clmul(AX, x^(16L-33)) ^ clmul(BX, x^(8L-33))) ^ DX
-	LEAQ ·crcShift(SB), R10
-	MOVQ AX, X0
-	MOVQ 0(R10)(R12*2), X1
-	PCLMULQDQ $0x00, X1, X0
-	MOVQ BX, X2
-	MOVQ 8(R10)(R12*2), X3
-	PCLMULQDQ $0x00, X3, X2
-	PXOR X2, X0
-	MOVQ X0, R10
-	XORL AX, AX
-	CRC32Q R10, AX
-	XORL DX, AX
-	LEAQ (SI)(R12*2), SI
-	LEAQ (R12)(R12*2), R12
-	SUBQ R12, CX
+	CRC_COMBINE
+	CRC_NEXT_ROUND
 	JMP round
 
 single:
@@ -892,24 +859,7 @@ TEXT ·popCountCRC32CAsm(SB), NOSPLIT, $0-40
 	JLT single
 
 round:
-	CMPQ CX, $(3*CRC_BLOCK)
-	JLT last
-	MOVQ $CRC_BLOCK, R12
-	JMP three
-
-last:
-	CMPQ CX, ·crcTripleMin(SB)
-	JLT single
-	CMPQ CX, $24
-	JLT single
-	IMUL3Q $2731, CX, R12
-	SHRQ $13, R12
-	ANDQ $-8, R12
-
-three:
-	LEAQ (SI)(R12*1), DI
-	XORL BX, BX
-	XORL DX, DX
+	CRC_ROUND(last, three, single)
 
 	// Parts of an odd number of words begin with one word each.
 	TESTQ $8, R12
@@ -961,62 +911,12 @@ loop3:
 
 combine:
 
-	LEAQ ·crcShift(SB), R10
-	MOVQ AX, X0
-	MOVQ 0(R10)(R12*2), X1
-	PCLMULQDQ $0x00, X1, X0
-	MOVQ BX, X2
-	MOVQ 8(R10)(R12*2), X3
-	PCLMULQDQ $0x00, X3, X2
-	PXOR X2, X0
-	MOVQ X0, R10
-	XORL AX, AX
-	CRC32Q R10, AX
-	XORL DX, AX
-	LEAQ (SI)(R12*2), SI
-	LEAQ (R12)(R12*2), R12
-	SUBQ R12, CX
+	CRC_COMBINE
+	CRC_NEXT_ROUND
 	JMP round
 
 single:
-	CMPQ CX, $8
-	JLT tail
-
-loop1:
-	MOVQ (SI), R10
-	CRC32Q R10, AX
-	POPCNTQ R10, R10
-	ADDQ R10, R8
-	ADDQ $8, SI
-	SUBQ $8, CX
-	CMPQ CX, $8
-	JGE loop1
-
-tail:
-	TESTQ $4, CX
-	JZ tail2
-	MOVL (SI), R10
-	CRC32L R10, AX
-	POPCNTL R10, R10
-	ADDQ R10, R8
-	ADDQ $4, SI
-
-tail2:
-	TESTQ $2, CX
-	JZ tail1
-	MOVWQZX (SI), R10
-	CRC32W R10, AX
-	POPCNTL R10, R10
-	ADDQ R10, R8
-	ADDQ $2, SI
-
-tail1:
-	TESTQ $1, CX
-	JZ done
-	MOVBQZX (SI), R10
-	CRC32B R10, AX
-	POPCNTL R10, R10
-	ADDQ R10, R8
+	POPCRC_SINGLE(loop1, tail, tail2, tail1, done)
 
 done:
 	NOTL AX

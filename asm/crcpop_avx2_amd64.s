@@ -1,8 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-
-#define CRC_BLOCK 1024
+#include "crc_amd64.h"
 
 // The bit count of each nibble value, for VPSHUFB, and the low-nibble mask.
 DATA popNibbles<>+0(SB)/8, $0x0302020102010100
@@ -33,7 +32,7 @@ GLOBL lowNibbles<>(SB), RODATA|NOPTR, $32
 // AVX2 beside the CRC32Q chains, 32 bytes per stream per iteration: the
 // count runs on the vector units (VPSHUFB of nibbles, VPSADBW into four
 // 64-bit sums in Y12) while the CRC keeps the integer ones busy. The
-// single-stream path is popCountCRC32CAsm's.
+// single stream is popCountCRC32CAsm's (POPCRC_SINGLE).
 TEXT ·popCountCRC32CAVX2(SB), NOSPLIT, $0-40
 	MOVL crc+0(FP), AX
 	MOVQ p+8(FP), SI
@@ -51,24 +50,7 @@ TEXT ·popCountCRC32CAVX2(SB), NOSPLIT, $0-40
 	JLT single
 
 round:
-	CMPQ CX, $(3*CRC_BLOCK)
-	JLT last
-	MOVQ $CRC_BLOCK, R12
-	JMP three
-
-last:
-	CMPQ CX, ·crcTripleMin(SB)
-	JLT single
-	CMPQ CX, $24
-	JLT single
-	IMUL3Q $2731, CX, R12
-	SHRQ $13, R12
-	ANDQ $-8, R12
-
-three:
-	LEAQ (SI)(R12*1), DI
-	XORL BX, BX
-	XORL DX, DX
+	CRC_ROUND(last, three, single)
 
 	// Parts whose length is not a multiple of 32 bytes begin with one to
 	// three words each, counted by POPCNT.
@@ -121,7 +103,8 @@ loopv:
 	JB loopv
 
 combine:
-	// AX = CRC32Q(0, clmul(AX, x^(16L-33)) ^ clmul(BX, x^(8L-33))) ^ DX
+	// CRC_COMBINE in VEX encoding (the upper halves of the Y registers
+	// are live: legacy SSE would pay a transition on some CPUs).
 	LEAQ ·crcShift(SB), R10
 	VMOVQ AX, X0
 	VMOVQ 0(R10)(R12*2), X1
@@ -134,50 +117,11 @@ combine:
 	XORL AX, AX
 	CRC32Q R10, AX
 	XORL DX, AX
-	LEAQ (SI)(R12*2), SI
-	LEAQ (R12)(R12*2), R12
-	SUBQ R12, CX
+	CRC_NEXT_ROUND
 	JMP round
 
 single:
-	CMPQ CX, $8
-	JLT tail
-
-loop1:
-	MOVQ (SI), R10
-	CRC32Q R10, AX
-	POPCNTQ R10, R10
-	ADDQ R10, R8
-	ADDQ $8, SI
-	SUBQ $8, CX
-	CMPQ CX, $8
-	JGE loop1
-
-tail:
-	TESTQ $4, CX
-	JZ tail2
-	MOVL (SI), R10
-	CRC32L R10, AX
-	POPCNTL R10, R10
-	ADDQ R10, R8
-	ADDQ $4, SI
-
-tail2:
-	TESTQ $2, CX
-	JZ tail1
-	MOVWQZX (SI), R10
-	CRC32W R10, AX
-	POPCNTL R10, R10
-	ADDQ R10, R8
-	ADDQ $2, SI
-
-tail1:
-	TESTQ $1, CX
-	JZ done
-	MOVBQZX (SI), R10
-	CRC32B R10, AX
-	POPCNTL R10, R10
-	ADDQ R10, R8
+	POPCRC_SINGLE(loop1, tail, tail2, tail1, done)
 
 done:
 	// The four sums of Y12 into R8.
