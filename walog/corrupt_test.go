@@ -70,9 +70,6 @@ func TestCorruptMiddle(t *testing.T) {
 				require.Equal(t, before, mem, "an Open that reports corruption writes nothing")
 				t.Log(err)
 
-				if l != nil {
-					l.Close() // a restart: the old handle goes first
-				}
 				l, err = walog.Open(r, &walog.Options{Salvage: true})
 				require.NoError(t, err)
 				rep := l.Report()
@@ -82,9 +79,7 @@ func TestCorruptMiddle(t *testing.T) {
 				require.Equal(t, want[:26], all(t, l))
 				require.Contains(t, rep.String(), "SALVAGED")
 
-				if l != nil {
-					l.Close() // a restart: the old handle goes first
-				}
+				l.Close() // a restart: the old handle goes first
 				l = mustOpen(t, r, nil)
 				require.Equal(t, want[:26], all(t, l))
 				seq, err := l.Append([]byte("after"))
@@ -292,9 +287,7 @@ func TestReadOnly(t *testing.T) {
 			require.ErrorIs(t, err, persist.ErrReadOnly)
 			_, err = walog.CreateSet([]walog.Part{{Region: ro}}, nil)
 			require.ErrorIs(t, err, persist.ErrReadOnly)
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l, err = walog.Open(ro, nil)
 			require.NoError(t, err)
 			require.Equal(t, want, all(t, l))
@@ -318,9 +311,7 @@ func TestReadOnly(t *testing.T) {
 			require.NoError(t, ro.Close())
 			rw, err = persist.Map(path, nil)
 			require.NoError(t, err)
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, rw, nil)
 			require.Equal(t, want, all(t, l))
 			require.Positive(t, l.Report().Scrubbed)
@@ -348,21 +339,15 @@ func TestMaxBatch(t *testing.T) {
 		require.Equal(t, 2, l.Stats().Entries)
 		_, err = walog.Open(r, &walog.Options{MaxBatch: mb + 8})
 		require.ErrorIs(t, err, walog.ErrBadFormat)
-		if l != nil {
-			l.Close() // a restart: the old handle goes first
-		}
+		l.Close() // a restart: the old handle goes first
 		l = mustOpen(t, r, &walog.Options{MaxBatch: mb})
 		require.Equal(t, 2, l.Stats().Entries)
 		require.True(t, l.Stats().Checksum)
 
-		if l != nil {
-			l.Close() // a restart: the old handle goes first
-		}
+		l.Close() // a restart: the old handle goes first
 		l = mustCreate(t, r, &walog.Options{Format: f, MaxEntry: 1000})
 		require.Equal(t, walog.DefaultMaxBatch, l.Stats().MaxBatch)
-		if l != nil {
-			l.Close() // a restart: the old handle goes first
-		}
+		l.Close() // a restart: the old handle goes first
 		l = mustCreate(t, r, &walog.Options{Format: f, MaxEntry: 1000, Size: 4096})
 		require.Equal(t, 4096-walog.HeaderSize, l.Stats().MaxBatch, "clamped to the log")
 	}
@@ -379,9 +364,7 @@ func TestSetReport(t *testing.T) {
 		_, err := s.Log(i % 3).Append([]byte("x"))
 		require.NoError(t, err)
 	}
-	if s != nil {
-		s.Close() // a restart: the old handle goes first
-	}
+	s.Close() // a restart: the old handle goes first
 	s, err = walog.OpenSet(parts, nil)
 	require.NoError(t, err)
 	rep := s.Reports()[1]
@@ -421,9 +404,7 @@ func TestStrayFreeSpace(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 10, l.Stats().Entries)
 		require.NoError(t, l.CheckFree())
-		if l != nil {
-			l.Close() // a restart: the old handle goes first
-		}
+		l.Close() // a restart: the old handle goes first
 		l = mustOpen(t, r, nil)
 		require.Equal(t, 10, l.Stats().Entries)
 	}

@@ -470,9 +470,7 @@ func TestCrashSalvage(t *testing.T) {
 				phase = 2
 				sopts := o
 				sopts.Salvage = true
-				if l != nil {
-					l.Close() // a restart: the old handle goes first
-				}
+				l.Close() // a restart: the old handle goes first
 				l, err = walog.Open(w.Reopen("log"), &sopts)
 				if err != nil {
 					return err

@@ -115,9 +115,6 @@ func FuzzOpen(f *testing.F) {
 			require.ErrorIs(t, err, ErrCorrupt)
 			require.ErrorIs(t, err, persist.ErrCorrupt)
 			require.Equal(t, before, mem, "Open that reports corruption must not write")
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
 			l, err = Open(r, &Options{Salvage: true})
 			require.NoError(t, err)
 			require.True(t, l.Report().Salvaged)
@@ -136,9 +133,7 @@ func FuzzOpen(f *testing.F) {
 
 		// Open again (without Salvage): the same entries, nothing left to
 		// repair.
-		if l != nil {
-			l.Close() // a restart: the old handle goes first
-		}
+		l.Close() // a restart: the old handle goes first
 		l, err = Open(r, nil)
 		require.NoError(t, err)
 		rep := l.Report()
@@ -152,9 +147,7 @@ func FuzzOpen(f *testing.F) {
 		// And appends go on.
 		seq, err := l.Append([]byte("after"))
 		if err == nil {
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l, err = Open(r, nil)
 			require.NoError(t, err)
 			_, s3, d3 := entriesAt(t, l)
@@ -236,9 +229,7 @@ func FuzzTorn(f *testing.F) {
 			return true
 		}
 		check := func(inflight [][]byte) {
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l, err = Open(r, o)
 			require.NoError(t, err, "a torn append must not read as corruption")
 			it := l.Iter()

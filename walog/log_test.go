@@ -35,9 +35,7 @@ func TestAppendReopen(t *testing.T) {
 				require.Equal(t, want, all(t, l))
 				require.NoError(t, l.Close())
 
-				if l != nil {
-					l.Close() // a restart: the old handle goes first
-				}
+				l.Close() // a restart: the old handle goes first
 				l = mustOpen(t, r, &walog.Options{Format: f})
 				rep := l.Report()
 				require.Equal(t, 300, rep.Entries, "%v", rep)
@@ -77,9 +75,7 @@ func TestBatch(t *testing.T) {
 					seq += uint64(k)
 				}
 				require.Equal(t, want, all(t, l))
-				if l != nil {
-					l.Close() // a restart: the old handle goes first
-				}
+				l.Close() // a restart: the old handle goes first
 				l = mustOpen(t, r, nil)
 				require.Equal(t, want, all(t, l))
 			})
@@ -195,9 +191,7 @@ func TestFullAndWrap(t *testing.T) {
 				checkpoints++
 				return nil
 			}}
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, r, o)
 			require.Equal(t, n, l.Stats().Entries)
 			var last []entry
@@ -216,9 +210,7 @@ func TestFullAndWrap(t *testing.T) {
 			_, err = l.Append(p)
 			require.ErrorContains(t, err, "disk on fire")
 			require.Equal(t, last, all(t, l), "a failed checkpoint leaves the log as it was")
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, r, nil)
 			require.Equal(t, last, all(t, l))
 		})
@@ -248,9 +240,7 @@ func TestResetTruncate(t *testing.T) {
 			add(10)
 			require.Equal(t, uint64(31), want[30].seq, "Truncate hands the numbers out again")
 			require.Equal(t, want, all(t, l))
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, r, nil)
 			require.Equal(t, want, all(t, l))
 
@@ -264,16 +254,12 @@ func TestResetTruncate(t *testing.T) {
 			want = nil
 			add(20)
 			require.Equal(t, next, want[0].seq, "Reset keeps the numbering")
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, r, nil)
 			require.Equal(t, want, all(t, l))
 			require.NoError(t, l.Truncate(0))
 			require.Empty(t, all(t, l))
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, r, nil)
 			require.Empty(t, all(t, l))
 			require.Equal(t, next, l.Stats().NextSeq)
@@ -283,9 +269,7 @@ func TestResetTruncate(t *testing.T) {
 				add(1 + i*7%40)
 				require.NoError(t, l.Reset())
 			}
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
+			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, r, nil)
 			require.Empty(t, all(t, l))
 		})
@@ -370,9 +354,7 @@ func TestLargeEntries(t *testing.T) {
 					want = append(want, entry{seq + uint64(i), p})
 				}
 				require.Equal(t, want, all(t, l))
-				if l != nil {
-					l.Close() // a restart: the old handle goes first
-				}
+				l.Close() // a restart: the old handle goes first
 				l = mustOpen(t, r, nil)
 				require.Equal(t, want, all(t, l))
 			})
@@ -425,9 +407,6 @@ func TestStage(t *testing.T) {
 					require.Equal(t, min(8192, size-walog.HeaderSize), walog.StageLen(l))
 					if i%10 == 9 {
 						require.NoError(t, l.Close())
-						if l != nil {
-							l.Close() // a restart: the old handle goes first
-						}
 						l = mustOpen(t, r, o)
 						require.Zero(t, walog.StageLen(l))
 					}

@@ -87,9 +87,6 @@ func runModel(t *testing.T, f walog.Format, align int, seed uint64, steps int) {
 			}
 		default:
 			require.NoError(t, l.Close())
-			if l != nil {
-				l.Close() // a restart: the old handle goes first
-			}
 			l = mustOpen(t, r, o)
 			rep := l.Report()
 			require.NoError(t, rep.Stop)

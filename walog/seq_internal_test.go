@@ -23,9 +23,7 @@ func TestSeqExhausted(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l.Append([]byte("c"))
 	require.ErrorIs(t, err, ErrFull)
-	if l != nil {
-		l.Close() // a restart: the old handle goes first
-	}
+	l.Close() // a restart: the old handle goes first
 	l, err = Open(r, nil)
 	require.NoError(t, err)
 	require.Equal(t, uint64(maxSeq), l.Stats().NextSeq)

@@ -76,9 +76,7 @@ func TestSet(t *testing.T) {
 			// Reopen: the same, and numbering goes on.
 			require.NoError(t, s.Close())
 			require.ErrorIs(t, s.Close(), walog.ErrClosed)
-			if s != nil {
-				s.Close() // a restart: the old handle goes first
-			}
+			s.Close() // a restart: the old handle goes first
 			s, err = walog.OpenSet(parts, nil)
 			require.NoError(t, err)
 			again, err := readSet(s)
@@ -98,9 +96,7 @@ func TestSet(t *testing.T) {
 			seq, err = s.Log(0).Append([]byte("y"))
 			require.NoError(t, err)
 			require.Equal(t, uint64(1202), seq)
-			if s != nil {
-				s.Close() // a restart: the old handle goes first
-			}
+			s.Close() // a restart: the old handle goes first
 			s, err = walog.OpenSet(parts, nil)
 			require.NoError(t, err)
 			got, err = readSet(s)
@@ -359,9 +355,7 @@ func TestSetMember(t *testing.T) {
 				require.Equal(t, uint64(12), got[2][3].seq)
 			}
 			check(s)
-			if s != nil {
-				s.Close() // a restart: the old handle goes first
-			}
+			s.Close() // a restart: the old handle goes first
 			s, err = walog.OpenSet(parts, nil)
 			require.NoError(t, err)
 			check(s)
