@@ -7,20 +7,11 @@ import (
 
 	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
-	"github.com/braid-pm/braid/pagelog"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
 )
-
-// requireFree fails unless no open structure claims any of the n bytes at
-// off of r: a probe claim of them succeeds.
-func requireFree(t *testing.T, r *persist.Region, off, n int) {
-	t.Helper()
-	rel, err := r.Claim(off, n, "probe")
-	require.NoError(t, err, "bytes %d..%d are still claimed", off, off+n)
-	rel()
-}
 
 // TestOneOpenArrayPerArea: a second Create or Open over the bytes of an
 // open array (or a fam array, a walog log over them) is refused with
@@ -67,14 +58,14 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 		require.ErrorIs(t, a.Check(), cow.ErrClosed)
 		_, err = a.Updates(3)
 		require.ErrorIs(t, err, cow.ErrClosed)
-		requireFree(t, r, off, n)
+		structtest.RequireFree(t, r, off, n)
 
 		b, err := cow.Open(r, off)
 		require.NoError(t, err)
 		require.NoError(t, b.Read(3, got))
 		require.Equal(t, v, got)
 		require.NoError(t, b.Close())
-		requireFree(t, r, off, n)
+		structtest.RequireFree(t, r, off, n)
 	}
 }
 
@@ -97,10 +88,10 @@ func TestFailedCreateClaimsNothing(t *testing.T) {
 	require.NoError(t, err)
 	_, err = cow.Create(ro, 0, 16, 4, nil)
 	require.ErrorIs(t, err, persist.ErrReadOnly)
-	requireFree(t, ro, 0, n)
+	structtest.RequireFree(t, ro, 0, n)
 	_, err = cow.Open(ro, 0)
 	require.ErrorIs(t, err, cow.ErrCorrupt)
-	requireFree(t, ro, 0, n)
+	structtest.RequireFree(t, ro, 0, n)
 }
 
 // TestForeignIsBadFormat: Open on a structure of another kind (a walog
@@ -108,42 +99,13 @@ func TestFailedCreateClaimsNothing(t *testing.T) {
 // no header at all returns ErrBadFormat, not ErrCorrupt: a wrong offset or
 // kind is not media damage. Zeros are ErrNoArray.
 func TestForeignIsBadFormat(t *testing.T) {
-	for _, f := range []struct {
-		name  string
-		build func(r *persist.Region) (func() error, error)
-	}{
-		{"walog", func(r *persist.Region) (func() error, error) {
-			l, err := walog.Create(r, &walog.Options{Size: 64 << 10})
-			if err != nil {
-				return nil, err
-			}
-			return l.Close, nil
-		}},
-		{"pagelog", func(r *persist.Region) (func() error, error) {
-			s, err := pagelog.Create(r, nil)
-			if err != nil {
-				return nil, err
-			}
-			return s.Close, nil
-		}},
-		{"fam", func(r *persist.Region) (func() error, error) {
-			a, err := fam.Create(r, 0, 16, 10)
-			if err != nil {
-				return nil, err
-			}
-			return a.Close, nil
-		}},
-		{"fam-log", func(r *persist.Region) (func() error, error) {
-			a, err := fam.CreateLog(r, 0, 16, 10, &fam.LogOptions{Lanes: 2, LaneBytes: 4096})
-			if err != nil {
-				return nil, err
-			}
-			return a.Close, nil
-		}},
-	} {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range structtest.Builders {
+		if f.Name == "cow" {
+			continue
+		}
+		t.Run(f.Name, func(t *testing.T) {
 			r := mustRegion(t, 1<<20)
-			closeIt, err := f.build(r)
+			closeIt, err := f.Build(r)
 			require.NoError(t, err)
 			for _, open := range []bool{true, false} { // the structure open, then closed
 				_, err = cow.Open(r, 0)

@@ -5,19 +5,11 @@ import (
 
 	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
 )
-
-// requireFree fails unless no open structure claims any of the n bytes at
-// off of r: a probe claim of them succeeds.
-func requireFree(t *testing.T, r *persist.Region, off, n int) {
-	t.Helper()
-	rel, err := r.Claim(off, n, "probe")
-	require.NoError(t, err, "bytes %d..%d are still claimed", off, off+n)
-	rel()
-}
 
 // TestOneOpenArrayPerArea: a second Create or Open over the bytes of an
 // open array (its own kind, the other kind, a cow.Array, a walog log) is
@@ -65,7 +57,7 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, c.Close())
 			if off >= n {
-				requireFree(t, r, 0, off)
+				structtest.RequireFree(t, r, 0, off)
 			}
 
 			require.NoError(t, a.Close())
@@ -78,7 +70,7 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 				require.ErrorIs(t, err, fam.ErrClosed)
 				require.ErrorIs(t, fa.Check(), fam.ErrClosed)
 			}
-			requireFree(t, r, off, n)
+			structtest.RequireFree(t, r, off, n)
 
 			b, err := k.open(r, off)
 			require.NoError(t, err)
@@ -87,7 +79,7 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 				require.Equal(t, v, got)
 			}
 			require.NoError(t, b.Close())
-			requireFree(t, r, off, n)
+			structtest.RequireFree(t, r, off, n)
 		})
 	}
 }
@@ -107,7 +99,7 @@ func TestFailedOpenClaimsNothing(t *testing.T) {
 		r.Bytes()[64+2*64+16+7] ^= 0x80 // object 2, block 2: version 1 -> 3
 		_, err = fam.Open(r, 0)
 		require.ErrorIs(t, err, fam.ErrCorrupt)
-		requireFree(t, r, 0, n)
+		structtest.RequireFree(t, r, 0, n)
 	})
 	t.Run("log/recovery", func(t *testing.T) {
 		r := mustRegion(t, 1<<16)
@@ -119,7 +111,7 @@ func TestFailedOpenClaimsNothing(t *testing.T) {
 		persist.Store64(r.Bytes()[64+4096:], 0) // lane 1's generation word: never written so
 		_, err = fam.OpenLog(r, 0)
 		require.ErrorIs(t, err, fam.ErrCorrupt)
-		requireFree(t, r, 0, n)
+		structtest.RequireFree(t, r, 0, n)
 	})
 	for _, k := range kinds {
 		t.Run(k.name+"/read-only", func(t *testing.T) {
@@ -132,7 +124,7 @@ func TestFailedOpenClaimsNothing(t *testing.T) {
 			require.NoError(t, err)
 			_, err = k.create(ro, 0, 16, 4) // fails in Invalidate, after the claim
 			require.ErrorIs(t, err, persist.ErrReadOnly)
-			requireFree(t, ro, 0, n)
+			structtest.RequireFree(t, ro, 0, n)
 			b, err := k.open(ro, 0)
 			require.NoError(t, err)
 			require.NoError(t, b.Close())
@@ -149,6 +141,6 @@ func TestFailedOpenClaimsNothing(t *testing.T) {
 		require.ErrorIs(t, err, persist.ErrReadOnly)
 		n, err := fam.Footprint(8, 4)
 		require.NoError(t, err)
-		requireFree(t, ro, 0, n)
+		structtest.RequireFree(t, ro, 0, n)
 	})
 }

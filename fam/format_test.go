@@ -4,70 +4,26 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
-	"github.com/braid-pm/braid/pagelog"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
-	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
 )
-
-// foreign builds structures that are not arrays of a given kind at offset
-// 0 of a region, and returns their Close.
-var foreign = []struct {
-	name  string
-	build func(r *persist.Region) (func() error, error)
-}{
-	{"walog", func(r *persist.Region) (func() error, error) {
-		l, err := walog.Create(r, &walog.Options{Size: 64 << 10})
-		if err != nil {
-			return nil, err
-		}
-		return l.Close, nil
-	}},
-	{"pagelog", func(r *persist.Region) (func() error, error) {
-		s, err := pagelog.Create(r, nil)
-		if err != nil {
-			return nil, err
-		}
-		return s.Close, nil
-	}},
-	{"cow", func(r *persist.Region) (func() error, error) {
-		a, err := cow.Create(r, 0, 16, 10, nil)
-		if err != nil {
-			return nil, err
-		}
-		return a.Close, nil
-	}},
-	{"fam", func(r *persist.Region) (func() error, error) {
-		a, err := fam.Create(r, 0, 16, 10)
-		if err != nil {
-			return nil, err
-		}
-		return a.Close, nil
-	}},
-	{"log", func(r *persist.Region) (func() error, error) {
-		a, err := fam.CreateLog(r, 0, 16, 10, logOpts)
-		if err != nil {
-			return nil, err
-		}
-		return a.Close, nil
-	}},
-}
 
 // TestForeignIsBadFormat: Open and OpenLog on a structure of another kind
 // (a walog log, a pagelog store, a cow.Array, the other fam kind) and on
 // bytes that are no header at all return ErrBadFormat, not ErrCorrupt: a
 // wrong offset or kind is not media damage. Zeros are ErrNoArray.
 func TestForeignIsBadFormat(t *testing.T) {
+	own := map[string]string{"fam": "fam", "log": "fam-log"} // kind -> its builder
 	for _, k := range kinds {
-		for _, f := range foreign {
-			if f.name == k.name {
+		for _, f := range structtest.Builders {
+			if f.Name == own[k.name] {
 				continue
 			}
-			t.Run(k.name+"/"+f.name, func(t *testing.T) {
+			t.Run(k.name+"/"+f.Name, func(t *testing.T) {
 				r := mustRegion(t, 1<<20)
-				closeIt, err := f.build(r)
+				closeIt, err := f.Build(r)
 				require.NoError(t, err)
 				for _, open := range []bool{true, false} { // the structure open, then closed
 					_, err = k.open(r, 0)
