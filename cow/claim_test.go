@@ -8,6 +8,7 @@ import (
 	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
 	"github.com/braid-pm/braid/internal/structtest"
+	structkinds "github.com/braid-pm/braid/internal/structtest/kinds"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
@@ -99,7 +100,7 @@ func TestFailedCreateClaimsNothing(t *testing.T) {
 // no header at all returns ErrBadFormat, not ErrCorrupt: a wrong offset or
 // kind is not media damage. Zeros are ErrNoArray.
 func TestForeignIsBadFormat(t *testing.T) {
-	for _, f := range structtest.Builders {
+	for _, f := range structkinds.Builders {
 		if f.Name == "cow" {
 			continue
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/braid-pm/braid/fam"
-	"github.com/braid-pm/braid/internal/structtest"
+	structkinds "github.com/braid-pm/braid/internal/structtest/kinds"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +17,7 @@ import (
 func TestForeignIsBadFormat(t *testing.T) {
 	own := map[string]string{"fam": "fam", "log": "fam-log"} // kind -> its builder
 	for _, k := range kinds {
-		for _, f := range structtest.Builders {
+		for _, f := range structkinds.Builders {
 			if f.Name == own[k.name] {
 				continue
 			}

@@ -47,6 +47,28 @@
 // flags ErrInvalid, a file smaller than asked ErrTooSmall; nothing panics
 // on them. Map preallocates files with fallocate(2), so a full disk is an
 // error at Map or Grow and never a SIGBUS on a later store (see Map for
-// files you did not create). ErrCorrupt is the corruption marker all braid
-// packages wrap.
+// files you did not create).
+//
+// # Errors (every braid package)
+//
+// braid has one error vocabulary, defined here and used by every package:
+//
+//	sentinel        means                                   a package's own
+//	ErrCorrupt      persistent bytes failed a check         NewError("pkg: corrupt ...", ErrCorrupt), Corruptf, MarkCorrupt
+//	ErrBadFormat    not this kind of structure / version    NewError("pkg: not a ...", ErrBadFormat)
+//	ErrTooSmall     the region or file cannot hold it       NewError("pkg: region too small", ErrTooSmall)
+//	ErrReadOnly     a write to a read-only mapping          NewError("pkg: ... read-only", ErrReadOnly)
+//	ErrInvalid      bad options or arguments                NewError("pkg: invalid argument", ErrInvalid)
+//	ErrClosed       the region is closed                    the package's own ErrClosed (its handle)
+//	ErrBusy         the area is claimed by an open handle   returned as it is
+//
+// A package's sentinel made with NewError matches persist's under
+// errors.Is, so a caller tests errors.Is(err, persist.ErrCorrupt) whatever
+// package returned err, and its text names one package: "walog: corrupt
+// log: entry 7 fails its checksum", never "walog: corrupt log: persist:
+// corrupt persistent data". An error that crosses a package boundary is
+// either returned as it is (its text already names its package) or
+// translated into the caller's own sentinel; it is not prefixed again.
+// Commands decide with errors.Is and errors.As, never by matching text.
+// CRC32C is the one checksum of braid's formats.
 package persist

@@ -1,14 +1,26 @@
 package persist
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Errors returned by this package wrap one of them, so
 // callers test with errors.Is.
+//
+// The same vocabulary serves every braid package (see "Errors" in the
+// package documentation): a package's own sentinels for corruption, a
+// region too small, a read-only region and bad arguments are made with
+// NewError over the matching sentinel here, so errors.Is(err,
+// persist.ErrCorrupt) (or ErrTooSmall, ErrReadOnly, ErrInvalid) holds for
+// an error of any package, and the text names one package only.
 var (
 	// ErrCorrupt marks persistent bytes that failed a check (checksum,
 	// magic, version, popcount). It is the one corruption marker of braid:
-	// every package wraps it, so errors.Is(err, persist.ErrCorrupt) tells
-	// corruption apart from every other failure.
+	// every package's corruption errors match it, so errors.Is(err,
+	// persist.ErrCorrupt) tells corruption apart from every other failure.
+	// Mark an error with Corruptf or MarkCorrupt; define a package's
+	// corruption sentinel with NewError("pkg: ...", ErrCorrupt).
 	ErrCorrupt = errors.New("persist: corrupt persistent data")
 	// ErrClosed is returned by every operation on a closed region.
 	ErrClosed = errors.New("persist: region is closed")
@@ -26,4 +38,67 @@ var (
 	// ErrBusy is returned by Region.Claim for an area that overlaps one
 	// claimed and not released: another open structure uses those bytes.
 	ErrBusy = errors.New("persist: area in use by another open structure")
+	// ErrBadFormat marks bytes that are not the structure asked for: a
+	// foreign magic (another kind of braid structure, or no structure at
+	// all), a format version this build does not read. It is not
+	// corruption: nothing says the bytes were damaged, only that they are
+	// something else. Packages define theirs with NewError("pkg: ...",
+	// ErrBadFormat).
+	ErrBadFormat = errors.New("persist: not a structure of this kind")
 )
+
+// NewError returns a new sentinel error whose text is msg and which also
+// matches each of parents under errors.Is. It is how a package defines a
+// sentinel in braid's common vocabulary without repeating the parent's
+// text:
+//
+//	ErrCorrupt  = persist.NewError("walog: corrupt log", persist.ErrCorrupt)
+//	ErrTooSmall = persist.NewError("fam: region too small", persist.ErrTooSmall)
+//
+// errors.Is(walog.ErrCorrupt, persist.ErrCorrupt) holds, and the message
+// reads "walog: corrupt log", not "walog: corrupt log: persist: corrupt
+// persistent data".
+func NewError(msg string, parents ...error) error {
+	return &sentinel{msg: msg, parents: parents}
+}
+
+type sentinel struct {
+	msg     string
+	parents []error
+}
+
+func (e *sentinel) Error() string   { return e.msg }
+func (e *sentinel) Unwrap() []error { return e.parents }
+
+// Corruptf returns an error whose text is the formatted message and which
+// matches ErrCorrupt under errors.Is. The format may use %w to wrap a cause
+// (a package's own corruption sentinel, say), which errors.Is and errors.As
+// then also find.
+func Corruptf(format string, args ...any) error {
+	return &marked{err: fmt.Errorf(format, args...), mark: ErrCorrupt}
+}
+
+// MarkCorrupt returns err marked as corruption: the same text, errors.Is
+// and errors.As find what err wraps, and errors.Is(_, ErrCorrupt) holds. It
+// returns nil for nil. Use it where a lower layer's error (a decoder's, a
+// checksum helper's) means "these persistent bytes are damaged" at this
+// layer.
+func MarkCorrupt(err error) error {
+	if err == nil || errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return &marked{err: err, mark: ErrCorrupt}
+}
+
+// IsCorrupt reports whether err is marked as corruption: errors.Is(err,
+// ErrCorrupt).
+func IsCorrupt(err error) bool { return errors.Is(err, ErrCorrupt) }
+
+// marked is an error with the text of err that also matches mark.
+type marked struct {
+	err  error
+	mark error
+}
+
+func (e *marked) Error() string   { return e.err.Error() }
+func (e *marked) Unwrap() []error { return []error{e.err, e.mark} }

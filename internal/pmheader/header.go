@@ -1,9 +1,20 @@
-// Package pmheader is the header line of the persistent arrays of packages
-// cow and fam: one 64-byte cache line at the array's offset that says what
-// is there and vouches for it. This package holds what every kind of array
-// shares: the layout of the line, its CRC-32C, the checks a reader makes,
-// and the order in which a creator writes it. Each package keeps its own
-// magic, its own error sentinels and the meaning of the fields.
+// Package pmheader is braid's magic registry and header codec.
+//
+// The registry (Kinds, Known, Identify) lists the magic of every kind of
+// persistent structure braid writes — walog logs, pagelog stores, sort run
+// files, cow and fam arrays, fptree trees, kv segments and checkpoints — so
+// that every Open that finds another kind's magic can say which kind it
+// found ("a walog log, not a CoW array") instead of "bad magic". Every
+// braid format starts with its 8-byte magic at offset 0 of its area.
+//
+// The codec is the 64-byte header line of the structures written since
+// (cow, fam, and the newer kinds): one cache line at the structure's
+// offset that says what is there and vouches for it. This package holds
+// what every such kind shares: the layout of the line, its CRC-32C, the
+// checks a reader makes, and the order in which a creator writes it. Each
+// package keeps its own magic, its own error sentinels and the meaning of
+// the fields. walog, pagelog and sort keep the header formats they had
+// before the codec (their magics are in the registry all the same).
 //
 // The line, little-endian:
 //
@@ -58,7 +69,6 @@ package pmheader
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"unsafe"
 
 	"github.com/braid-pm/braid/persist"
@@ -70,28 +80,6 @@ const (
 	// Format is the format version this package writes and reads.
 	Format = 1
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// Kinds are the magics of every kind of array that writes this line, and
-// the name of each in messages. A new kind adds its magic here, so that
-// the others' Decode tells its line from a damaged one of theirs.
-var Kinds = []struct{ Magic, Name string }{
-	{"braidCOW", "CoW array (package cow)"},
-	{"braidFAM", "FAM array (package fam, Create)"},
-	{"braidFLG", "FAM log array (package fam, CreateLog)"},
-}
-
-// Known returns the name of the kind whose magic is m, if it is one of
-// Kinds.
-func Known(m uint64) (name string, ok bool) {
-	for _, k := range Kinds {
-		if Magic(k.Magic) == m {
-			return k.Name, true
-		}
-	}
-	return "", false
-}
 
 // Magic returns the magic word of an eight-byte name such as "braidCOW".
 // It panics on another length: names are constants of the calling package.
@@ -139,7 +127,7 @@ func Encode(b []byte, f *Fields) {
 	binary.LittleEndian.PutUint64(b[24:], f.Count)
 	binary.LittleEndian.PutUint64(b[32:], f.Aux)
 	clear(b[40:56])
-	binary.LittleEndian.PutUint32(b[56:], crc32.Checksum(b[8:56], castagnoli))
+	binary.LittleEndian.PutUint32(b[56:], persist.CRC32C(b[8:56]))
 	binary.LittleEndian.PutUint32(b[60:], 0)
 }
 
@@ -152,7 +140,7 @@ func Encode(b []byte, f *Fields) {
 func (k *Kind) Decode(b []byte) (Fields, error) {
 	var f Fields
 	_ = b[Size-1]
-	crcOK := binary.LittleEndian.Uint32(b[56:]) == crc32.Checksum(b[8:56], castagnoli)
+	crcOK := binary.LittleEndian.Uint32(b[56:]) == persist.CRC32C(b[8:56])
 	want := binary.LittleEndian.AppendUint64(nil, k.Magic)
 	switch m := binary.LittleEndian.Uint64(b); {
 	case m == k.Magic:
@@ -170,7 +158,7 @@ func (k *Kind) Decode(b []byte) (Fields, error) {
 	}
 	if !crcOK {
 		return f, fmt.Errorf("%w: header checksum %#08x, want %#08x",
-			k.Corrupt, binary.LittleEndian.Uint32(b[56:]), crc32.Checksum(b[8:56], castagnoli))
+			k.Corrupt, binary.LittleEndian.Uint32(b[56:]), persist.CRC32C(b[8:56]))
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != Format {
 		return f, fmt.Errorf("%w: header format version %d, this build reads %d", k.BadFormat, v, Format)

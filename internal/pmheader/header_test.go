@@ -322,3 +322,27 @@ func FuzzDecode(f *testing.F) {
 }
 
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+// The registry's magics are eight bytes, distinct, and differ from each
+// other in at least two bytes, so no single damaged byte turns one kind's
+// magic into another's.
+func TestRegistry(t *testing.T) {
+	for i, a := range pmheader.Kinds {
+		require.Len(t, a.Magic, 8, a.Magic)
+		require.NotEmpty(t, a.Name)
+		require.NotEmpty(t, a.Pkg)
+		for _, b := range pmheader.Kinds[i+1:] {
+			d := 0
+			for j := range 8 {
+				if a.Magic[j] != b.Magic[j] {
+					d++
+				}
+			}
+			require.GreaterOrEqual(t, d, 2, "%s and %s differ in %d bytes", a.Magic, b.Magic, d)
+		}
+	}
+	require.Equal(t, "a walog log (package walog)", pmheader.Identify([]byte("braidWAL....")))
+	require.Equal(t, "zeroes (nothing was created here)", pmheader.Identify(make([]byte, 64)))
+	require.Equal(t, `no braid structure (magic "garbage!")`, pmheader.Identify([]byte("garbage!")))
+	require.Equal(t, "3 bytes, too few for a header", pmheader.Identify([]byte("abc")))
+}
