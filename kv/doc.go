@@ -1,0 +1,60 @@
+// Package kv is braid's SKYE-style write-optimized key-value store
+// (papers/002): every access to persistent memory is made by a fixed
+// number of dedicated workers per device, each the sole owner of one data
+// log and one metadata log (nvLOG); application goroutines only talk to
+// the router, the DRAM index and the workers' bounded queues.
+//
+//	client -> router (serial number, spread) -> worker queue -> worker:
+//	          data log + metadata log (one fence per batch) -> merge log
+//	          -> merger -> sharded index (+ ordered index); cleaner (GC)
+//
+// # What is durable when
+//
+//	operation                 when it returns nil                          after a crash during it
+//	Put(k, v)                 k = v is durable (its metadata entry is)     k is v or its previous value
+//	Delete(k)                 the tombstone is durable                     k is deleted or keeps its value
+//	Apply(b)                  every op of b is durable                     each op of b is there or not
+//	PutAsync(k, v, done)      done(t, nil) is called once durable          as Put
+//	Checkpoint                the index is in CheckpointDir (rename)       the previous checkpoint stands
+//	GC                        live entries were moved, victims freed       nothing acknowledged is lost
+//	Close                     a checkpoint was written                     as Checkpoint
+//
+// A put is committed exactly when its metadata entry is durable: the
+// entry carries the put's serial number and the CRC-32C of its key and
+// value, and shares the batch's fence with the data record, so a torn
+// batch is detected at recovery and dropped. Apply's operations go into
+// one batch when they fit in one worker's batch (BatchBytes), else into
+// several; each is committed on its own, so Apply is "all durable when it
+// returns", not atomic.
+//
+// Get never returns a value whose put has not been acknowledged as
+// durable: the index learns of an entry only after its batch's fence.
+// Concurrent operations are linearizable; the order of two concurrent
+// writes to one key is the order of their serial numbers, in the running
+// store and after recovery alike (the highest serial wins).
+//
+// # Recovery
+//
+// Open loads the newest checkpoint whose checksum holds (else starts
+// empty), replays every metadata log after the checkpoint's positions in
+// parallel (one goroutine per log), keeps the highest serial per key,
+// drops torn entries at the tail of a log (and zeroes them on the media)
+// and entries whose value fails its checksum, and restarts the serial
+// counter above every serial it saw. No flag is needed to repair a torn
+// tail. Recovery reports what it did (Store.Recovery).
+//
+// # Keys, values, limits
+//
+// Keys are 1 to Options.MaxKey bytes: the empty key is refused with
+// ErrInvalid. Values are 0 to Options.MaxValue bytes; a nil and an empty
+// value are the same. Larger ones are ErrTooLarge, naming both sizes.
+//
+// # Errors
+//
+// ErrClosed after Close; ErrFull when no device has a free segment (the
+// operation wrote nothing; gets still work; delete and GC to make room);
+// ErrBadFormat for a segment or checkpoint of another kind or store;
+// ErrCorrupt from Check (corrupt bytes are never returned as a value: a
+// Get whose record fails its checksum is ErrCorrupt too); ErrBusy when
+// another process holds the store's lock files.
+package kv

@@ -1,0 +1,224 @@
+package kv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// Defaults and limits of Options.
+const (
+	DefaultSegmentSize = 64 << 20 // bytes of one log segment
+	DefaultDeviceSize  = 1 << 30  // bytes pre-allocated per device
+	DefaultQueueDepth  = 1024     // requests queued per worker
+	DefaultBatchBytes  = 4096     // a worker's batch closes at this many log bytes
+	DefaultMaxKey      = 1024
+	DefaultMaxValue    = 1 << 20
+	DefaultGCThreshold = 0.5 // background cleaning starts when a device's free segments fall below this fraction
+	DefaultShards      = 64
+
+	// MinSegmentSize is the smallest segment: a header line, a 256-byte
+	// media unit and room for a few entries.
+	MinSegmentSize = 4096
+	// MaxSegmentSize bounds a segment: offsets in metadata entries are 32
+	// bits.
+	MaxSegmentSize = 1 << 32
+	// MaxKeyLimit is the largest MaxKey (16-bit key lengths on media).
+	MaxKeyLimit = 1<<16 - 1
+	// MinBatchBytes is the smallest batch threshold: one media unit.
+	MinBatchBytes = 256
+)
+
+// Options configure Open. A nil *Options is not enough: Devices and
+// CheckpointDir are required. Zero fields take the defaults above.
+type Options struct {
+	// Devices lists one directory per PMem device (each its own DAX file
+	// system on real PMem; on a machine without PMem, directories under
+	// /dev/shm). Each holds that device's pre-allocated segment files and
+	// its lock file. The order matters: a store is reopened with the same
+	// list.
+	Devices []string
+	// CheckpointDir is "the disk": checkpoints of the index are written
+	// there (temp file, fsync, rename). It must not be one of Devices.
+	CheckpointDir string
+	// WorkersPerDevice is the number of dedicated workers per device, each
+	// the sole owner of one data log and one metadata log. 0 takes the
+	// device profile's write knee (Profile.WriteThreads), else
+	// min(4, GOMAXPROCS).
+	WorkersPerDevice int
+	// QueueDepth bounds each worker's request queue (admission control: a
+	// full queue blocks the caller instead of growing latency without
+	// bound). 0 means DefaultQueueDepth.
+	QueueDepth int
+	// BatchBytes is the batch threshold: a worker stops collecting queued
+	// requests into one batch (one fence) once it holds this many log
+	// bytes. 0 means DefaultBatchBytes; at least MinBatchBytes.
+	BatchBytes int
+	// BatchWait, when > 0, lets a worker whose batch is below BatchBytes
+	// wait up to this long for more requests before it writes (the
+	// paper's "wait for a few requests under low load"). 0: write what is
+	// queued at once (batches still form under load).
+	BatchWait time.Duration
+	// NoBatching writes and fences every request on its own (one fence
+	// per put), for the "batching off" comparison.
+	NoBatching bool
+	// SegmentSize is the bytes of one data or metadata log segment (a
+	// multiple of 4096). 0 means DefaultSegmentSize.
+	SegmentSize int64
+	// DeviceSize is the bytes pre-allocated per device, a multiple of
+	// SegmentSize with room for two segments per worker. 0 means
+	// DefaultDeviceSize (or the segments already there when reopening).
+	DeviceSize int64
+	// OrderedIndex keeps an ordered index (a B-tree) beside the hash
+	// index, so that Scan works. It costs DRAM and put throughput.
+	OrderedIndex bool
+	// DirectIndex updates the sharded index directly in the workers
+	// instead of through per-worker merge logs and the merger (the
+	// comparison the README measures).
+	DirectIndex bool
+	// MaxKey and MaxValue are the largest key and value accepted
+	// (ErrTooLarge beyond). 0 means DefaultMaxKey and DefaultMaxValue.
+	MaxKey, MaxValue int
+	// Profile is the device profile (from pmbench); nil loads the file
+	// named by BRAID_PROFILE if set, else uses the defaults.
+	Profile *persist.Profile
+	// Shards is the number of index shards; 0 means DefaultShards.
+	Shards int
+	// GCThreshold is the fraction of a device's segments that must stay
+	// free: below it the background cleaner runs. 0 means
+	// DefaultGCThreshold; negative turns the background cleaner off (GC
+	// then runs only when called, at start-up and when a device is full).
+	GCThreshold float64
+	// NoStartupGC skips the cleaning pass of Open.
+	NoStartupGC bool
+	// CheckpointInterval, when > 0, checkpoints in the background at this
+	// interval. Close always checkpoints.
+	CheckpointInterval time.Duration
+	// PMem maps the segment files on the PMem path even when they are not
+	// on DAX (persist.Options.ForcePMem; BRAID_FORCE_PMEM=1 does the same).
+	// Without it a file on tmpfs or a disk is made durable with msync.
+	PMem bool
+
+	// media replaces the files (tests: simulated regions and an in-memory
+	// checkpoint directory).
+	media media
+}
+
+// config is Options with the defaults resolved.
+type config struct {
+	Options
+	workers  int // per device
+	segments int // per device
+}
+
+// Validate checks the options without touching the devices.
+func (o *Options) Validate() error {
+	_, err := o.resolve()
+	return err
+}
+
+func (o *Options) resolve() (*config, error) {
+	if o == nil {
+		return nil, fmt.Errorf("%w: nil Options (Devices and CheckpointDir are required)", ErrInvalid)
+	}
+	c := &config{Options: *o}
+	if err := c.resolveSizes(); err != nil {
+		return nil, err
+	}
+	if c.media == nil {
+		if len(c.Devices) == 0 {
+			return nil, fmt.Errorf("%w: Options.Devices is empty: give at least one device directory", ErrInvalid)
+		}
+		if c.CheckpointDir == "" {
+			return nil, fmt.Errorf("%w: Options.CheckpointDir is empty: give a directory for checkpoints", ErrInvalid)
+		}
+		seen := map[string]bool{}
+		for _, d := range c.Devices {
+			a, err := filepath.Abs(d)
+			if err != nil || d == "" {
+				return nil, fmt.Errorf("%w: device directory %q", ErrInvalid, d)
+			}
+			if seen[a] {
+				return nil, fmt.Errorf("%w: device directory %s listed twice", ErrInvalid, d)
+			}
+			seen[a] = true
+		}
+		if a, _ := filepath.Abs(c.CheckpointDir); seen[a] {
+			return nil, fmt.Errorf("%w: CheckpointDir %s is also a device", ErrInvalid, c.CheckpointDir)
+		}
+	}
+	if c.Profile == nil {
+		if path := os.Getenv("BRAID_PROFILE"); path != "" {
+			p, err := persist.LoadProfile(path)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+			}
+			c.Profile = p
+		}
+	}
+	c.workers = c.WorkersPerDevice
+	if c.workers == 0 {
+		c.workers = c.Profile.WriteThreads()
+	}
+	if c.workers < 1 || c.workers > 256 {
+		return nil, fmt.Errorf("%w: WorkersPerDevice %d, want 1..256 (0: from the profile)", ErrInvalid, c.WorkersPerDevice)
+	}
+	if c.DeviceSize != 0 {
+		c.segments = int(c.DeviceSize / c.SegmentSize)
+		if min := 2*c.workers + 1; c.segments < min {
+			return nil, fmt.Errorf("%w: DeviceSize %d holds %d segments of %d bytes; %d workers need at least %d (two each and one to clean into)",
+				ErrInvalid, c.DeviceSize, c.segments, c.SegmentSize, c.workers, min)
+		}
+	}
+	return c, nil
+}
+
+func (c *config) resolveSizes() error {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.SegmentSize == 0 {
+		c.SegmentSize = DefaultSegmentSize
+	}
+	if c.SegmentSize < MinSegmentSize || c.SegmentSize > MaxSegmentSize || c.SegmentSize%4096 != 0 {
+		return fmt.Errorf("%w: SegmentSize %d, want a multiple of 4096 in [%d, %d]", ErrInvalid, c.SegmentSize, MinSegmentSize, int64(MaxSegmentSize))
+	}
+	if c.DeviceSize < 0 || c.DeviceSize%c.SegmentSize != 0 {
+		return fmt.Errorf("%w: DeviceSize %d is not a non-negative multiple of SegmentSize %d", ErrInvalid, c.DeviceSize, c.SegmentSize)
+	}
+	def(&c.QueueDepth, DefaultQueueDepth)
+	def(&c.BatchBytes, DefaultBatchBytes)
+	def(&c.MaxKey, DefaultMaxKey)
+	def(&c.MaxValue, DefaultMaxValue)
+	def(&c.Shards, DefaultShards)
+	switch {
+	case c.QueueDepth < 1:
+		return fmt.Errorf("%w: QueueDepth %d, want at least 1", ErrInvalid, c.QueueDepth)
+	case c.BatchBytes < MinBatchBytes:
+		return fmt.Errorf("%w: BatchBytes %d, want at least %d", ErrInvalid, c.BatchBytes, MinBatchBytes)
+	case c.BatchWait < 0:
+		return fmt.Errorf("%w: BatchWait %v is negative", ErrInvalid, c.BatchWait)
+	case c.MaxKey < 1 || c.MaxKey > MaxKeyLimit:
+		return fmt.Errorf("%w: MaxKey %d, want 1..%d", ErrInvalid, c.MaxKey, MaxKeyLimit)
+	case c.MaxValue < 0:
+		return fmt.Errorf("%w: MaxValue %d is negative", ErrInvalid, c.MaxValue)
+	case int64(c.MaxKey+c.MaxValue) > c.SegmentSize/4:
+		return fmt.Errorf("%w: MaxKey+MaxValue %d must be at most a quarter of SegmentSize %d", ErrInvalid, c.MaxKey+c.MaxValue, c.SegmentSize)
+	case c.Shards < 1 || c.Shards > 1<<16:
+		return fmt.Errorf("%w: Shards %d, want 1..65536", ErrInvalid, c.Shards)
+	case c.CheckpointInterval < 0:
+		return fmt.Errorf("%w: CheckpointInterval %v is negative", ErrInvalid, c.CheckpointInterval)
+	}
+	if c.GCThreshold == 0 {
+		c.GCThreshold = DefaultGCThreshold
+	}
+	if c.GCThreshold >= 1 {
+		return fmt.Errorf("%w: GCThreshold %v, want below 1", ErrInvalid, c.GCThreshold)
+	}
+	return nil
+}

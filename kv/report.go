@@ -1,0 +1,82 @@
+package kv
+
+import "time"
+
+// Stats is a snapshot of the store's counters (Store.Stats).
+type Stats struct {
+	Keys       int64 // live keys
+	Tombstones int64 // deletes the index still remembers (dropped by GC)
+	// LiveBytes is the media bytes of the latest versions (data records
+	// and metadata entries); AllocatedBytes the bytes of the segments in
+	// use; SpaceAmplification their ratio (0 when nothing is live).
+	LiveBytes, AllocatedBytes int64
+	SpaceAmplification        float64
+	Devices                   []DeviceStats
+	Workers                   int // dedicated workers, all devices
+	// DRAMPerKey estimates the index bytes per key (hash shards, merge
+	// logs, ordered index).
+	DRAMPerKey float64
+
+	Puts, Gets, Deletes, Batches uint64 // operations completed
+	TokenHits, TokenMisses       uint64 // GetWithToken: fast path taken / fell back
+	Fences                       uint64 // fences the workers issued
+	AppendedBytes                uint64 // log bytes appended (data + metadata)
+	MediaBytes                   uint64 // bytes streamed to media (appends, re-emitted partial units, headers)
+	MergePending                 int    // index updates waiting in merge logs
+	GCPasses, GCMoved            uint64 // cleaning passes, entries moved
+	SegmentsFreed                uint64
+	Checkpoints                  uint64
+}
+
+// DeviceStats describes one device.
+type DeviceStats struct {
+	Dir                   string
+	Segments              int // segment files
+	Data, Metadata, Free  int // segments in each role
+	LiveBytes, AllocBytes int64
+}
+
+// RecoveryReport says what Open found and did (Store.Recovery).
+type RecoveryReport struct {
+	Created         bool   // the devices were empty: a new store
+	Checkpoint      string // the checkpoint loaded ("" none)
+	CheckpointKeys  int64  // index entries it held
+	SkippedCheckpts int    // newer checkpoints that failed their checks
+	BytesScanned    int64  // metadata log bytes parsed
+	ValueBytes      int64  // data bytes read to verify values
+	Entries         int64  // metadata entries replayed
+	Keys            int64  // live keys after recovery
+	Torn            int    // logs whose tail was torn (and zeroed)
+	TornEntries     int    // entries dropped at torn tails
+	CorruptValues   int    // entries dropped: value failed its checksum
+	Stale           int    // entries of freed segments skipped
+	MaxSerial       uint64 // highest serial seen; the counter restarts above it
+	Devices         []DeviceRecovery
+	CheckpointTime  time.Duration // load the checkpoint
+	ReadTime        time.Duration // map and scan the segments' headers
+	ParseTime       time.Duration // parse and verify the metadata logs (parallel)
+	IndexTime       time.Duration // build the index
+	Total           time.Duration
+	GBs             float64 // (BytesScanned+ValueBytes) / Total
+	KeysPerSec      float64 // Keys / Total
+	GC              GCReport
+}
+
+// DeviceRecovery is the part of a recovery on one device.
+type DeviceRecovery struct {
+	Dir          string
+	BytesScanned int64
+	Entries      int64
+	Torn         int
+}
+
+// GCReport describes one cleaning pass (Store.GC).
+type GCReport struct {
+	Candidates        int   // sealed data segments considered
+	Cleaned           int   // segments cleaned
+	Moved             int64 // live entries moved
+	MovedBytes        int64
+	TombstonesDropped int64
+	SegmentsFreed     int // data and metadata segments returned to the pools
+	Elapsed           time.Duration
+}
