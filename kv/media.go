@@ -1,6 +1,214 @@
 package kv
 
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/braid-pm/braid/persist"
+)
+
 // media is where a store keeps its segments and its checkpoints: the
-// device directories and CheckpointDir, or (tests) simulated regions and
-// an in-memory directory.
-type media interface{}
+// device directories and CheckpointDir (fileMedia), or, in the crash
+// tests, simulated regions and an in-memory directory. Keeping the store
+// on this seam is what lets persist/crash simulate every segment.
+type media interface {
+	// device opens device i: takes its lock and returns it.
+	device(i int) (deviceMedia, error)
+	// checkpoints is the checkpoint directory.
+	checkpoints() (fileDir, error)
+}
+
+// deviceMedia is one device: its identity file and its segments.
+type deviceMedia interface {
+	name() string
+	// id returns the device's identity record, nil when the device holds
+	// no store yet.
+	id() ([]byte, error)
+	setID(b []byte) error
+	// segments maps the existing segments, in order.
+	segments(size int64) ([]*persist.Region, error)
+	// grow adds segments up to n (pre-allocated and pre-faulted).
+	grow(n int, size int64) ([]*persist.Region, error)
+	close() error
+}
+
+// fileDir is a directory of small files written atomically.
+type fileDir interface {
+	list() ([]string, error)
+	read(name string) ([]byte, error)
+	// write makes name hold b atomically: temp file, fsync, rename, fsync
+	// of the directory.
+	write(name string, b []byte) error
+	remove(name string) error
+}
+
+// fileMedia is the real thing: one directory per device.
+type fileMedia struct {
+	c *config
+}
+
+func (m *fileMedia) device(i int) (deviceMedia, error) {
+	dir := m.c.Devices[i]
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: device directory: %v", ErrInvalid, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%w: device %s is not a directory", ErrInvalid, dir)
+	}
+	lock, err := lockFile(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return nil, err
+	}
+	return &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem}, nil
+}
+
+func (m *fileMedia) checkpoints() (fileDir, error) {
+	if err := os.MkdirAll(m.c.CheckpointDir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: checkpoint directory: %v", ErrInvalid, err)
+	}
+	d := osDir(m.c.CheckpointDir)
+	// A checkpoint directory that cannot be written fails at Open, not at
+	// the first checkpoint.
+	probe := ".kv-probe"
+	if err := d.write(probe, nil); err != nil {
+		return nil, fmt.Errorf("%w: checkpoint directory %s is not writable: %v", ErrInvalid, m.c.CheckpointDir, err)
+	}
+	_ = d.remove(probe)
+	return d, nil
+}
+
+type fileDevice struct {
+	dir     string
+	lock    *os.File
+	pmem    bool
+	regions []*persist.Region
+}
+
+const idFile = "kv.id"
+
+func (d *fileDevice) name() string { return d.dir }
+
+func (d *fileDevice) id() ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(d.dir, idFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (d *fileDevice) setID(b []byte) error { return osDir(d.dir).write(idFile, b) }
+
+func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
+
+func (d *fileDevice) mapSeg(i int, size int64, create bool) (*persist.Region, error) {
+	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem})
+	if err != nil {
+		return nil, fmt.Errorf("kv: device %s: segment %d: %w", d.dir, i, err)
+	}
+	return r, nil
+}
+
+func (d *fileDevice) segments(size int64) ([]*persist.Region, error) {
+	names, err := filepath.Glob(filepath.Join(d.dir, "seg-*.kv"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if filepath.Base(n) != segName(i) {
+			return nil, fmt.Errorf("%w: device %s: segment files are not seg-00000.kv.. in sequence (found %s at %d)", ErrCorrupt, d.dir, filepath.Base(n), i)
+		}
+		st, err := os.Stat(n)
+		if err != nil {
+			return nil, err
+		}
+		if st.Size() != size {
+			return nil, fmt.Errorf("%w: device %s: %s is %d bytes, the store's segments are %d", ErrBadFormat, d.dir, filepath.Base(n), st.Size(), size)
+		}
+		r, err := d.mapSeg(i, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		d.regions = append(d.regions, r)
+	}
+	return d.regions, nil
+}
+
+func (d *fileDevice) grow(n int, size int64) ([]*persist.Region, error) {
+	for i := len(d.regions); i < n; i++ {
+		r, err := d.mapSeg(i, size, true)
+		if err != nil {
+			return d.regions, err
+		}
+		d.regions = append(d.regions, r)
+	}
+	return d.regions, osDir(d.dir).syncDir()
+}
+
+func (d *fileDevice) close() error {
+	var errs []error
+	for _, r := range d.regions {
+		errs = append(errs, r.Close())
+	}
+	d.regions = nil
+	if d.lock != nil {
+		errs = append(errs, unlockFile(d.lock))
+		d.lock = nil
+	}
+	return errors.Join(errs...)
+}
+
+// osDir is a fileDir on the file system.
+type osDir string
+
+func (d osDir) list() ([]string, error) {
+	ents, err := os.ReadDir(string(d))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+func (d osDir) read(name string) ([]byte, error) { return os.ReadFile(filepath.Join(string(d), name)) }
+
+func (d osDir) write(name string, b []byte) error {
+	f, err := os.CreateTemp(string(d), "."+name+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	err = errors.Join(err, f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(string(d), name))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return d.syncDir()
+}
+
+func (d osDir) syncDir() error {
+	f, err := os.Open(string(d))
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
+}
+
+func (d osDir) remove(name string) error { return os.Remove(filepath.Join(string(d), name)) }

@@ -25,7 +25,7 @@ const (
 	MinSegmentSize = 4096
 	// MaxSegmentSize bounds a segment: offsets in metadata entries are 32
 	// bits.
-	MaxSegmentSize = 1 << 32
+	MaxSegmentSize = 1 << 31
 	// MaxKeyLimit is the largest MaxKey (16-bit key lengths on media).
 	MaxKeyLimit = 1<<16 - 1
 	// MinBatchBytes is the smallest batch threshold: one media unit.
@@ -104,14 +104,16 @@ type Options struct {
 
 	// media replaces the files (tests: simulated regions and an in-memory
 	// checkpoint directory).
-	media media
+	media  media
+	broken broken // tests: the deliberately broken variants
 }
 
 // config is Options with the defaults resolved.
 type config struct {
 	Options
-	workers  int // per device
-	segments int // per device
+	workers  int  // per device
+	segments int  // per device
+	segSet   bool // SegmentSize was given
 }
 
 // Validate checks the options without touching the devices.
@@ -124,7 +126,7 @@ func (o *Options) resolve() (*config, error) {
 	if o == nil {
 		return nil, fmt.Errorf("%w: nil Options (Devices and CheckpointDir are required)", ErrInvalid)
 	}
-	c := &config{Options: *o}
+	c := &config{Options: *o, segSet: o.SegmentSize != 0}
 	if err := c.resolveSizes(); err != nil {
 		return nil, err
 	}
@@ -193,8 +195,8 @@ func (c *config) resolveSizes() error {
 	}
 	def(&c.QueueDepth, DefaultQueueDepth)
 	def(&c.BatchBytes, DefaultBatchBytes)
-	def(&c.MaxKey, DefaultMaxKey)
-	def(&c.MaxValue, DefaultMaxValue)
+	def(&c.MaxKey, min(DefaultMaxKey, int(c.SegmentSize/8)))
+	def(&c.MaxValue, min(DefaultMaxValue, int(c.SegmentSize/4)-c.MaxKey))
 	def(&c.Shards, DefaultShards)
 	switch {
 	case c.QueueDepth < 1:

@@ -1,8 +1,11 @@
 package kv
 
 import (
-	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
+
+	"github.com/braid-pm/braid/persist"
 )
 
 // Token is the location of a value as a put left it: which worker's data
@@ -12,89 +15,477 @@ import (
 // still be the key's latest version), so a stale or forged token costs a
 // slow-path Get, never a wrong value. Tokens are small and comparable; the
 // zero Token is no location.
-type Token struct {
-	dev    uint16
-	klen   uint16
-	seg    uint32
-	off    uint32
-	vlen   uint32
-	crc    uint32
-	epoch  uint64
-	serial uint64
-}
+type Token struct{ l loc }
 
 // Store is an open key-value store. Its methods are safe for concurrent
 // use by many goroutines.
 type Store struct {
-	mu sync.Mutex
+	c       config
+	media   media
+	ckdir   fileDir
+	devs    []*device
+	workers []*worker
+	idx     *index
+	storeID uint64
+	epoch   atomic.Uint64 // last segment epoch handed out
+	serial  atomic.Uint64 // last serial number handed out
+	rr      atomic.Uint64 // round-robin spread of writes
+
+	// ops is held shared by every operation for its whole run (an async
+	// put until its callback); Checkpoint and Close take it exclusively,
+	// so that they see every worker idle and every queue empty.
+	ops    sync.RWMutex
+	closed atomic.Bool
+	wg     sync.WaitGroup
+	bg     sync.WaitGroup
+	stop   chan struct{}
+	mkick  chan struct{}
+	ckick  chan struct{}
+	gcMu   sync.Mutex
+	ckMu   sync.Mutex
+	ckpts  []ckptInfo // retained checkpoints, oldest first
+	ckSeq  uint64
+	rep    RecoveryReport
+	broken broken
+	stats  storeStats
+	pool   sync.Pool
 }
 
-var errNotImplemented = errors.New("kv: not implemented yet")
+// broken switches on the deliberately broken variants the crash tests
+// must catch.
+type broken struct {
+	ackBeforeFence   bool // acknowledge a batch before its fence
+	noValueCRC       bool // metadata entries checksum the key only
+	freeBeforeSwitch bool // GC frees a victim before its entries are moved
+	noSerialRestore  bool // the serial counter restarts at 0 after recovery
+}
 
-// Open opens the store on opts.Devices, creating it when every device
-// directory is empty of segment files, recovering it otherwise (see the
-// package comment). Another process holding the store is ErrBusy.
+type storeStats struct {
+	mediaBytes, segmentsFreed, gcPasses, gcMoved atomic.Uint64
+	checkpoints, tokenHits, tokenMisses          atomic.Uint64
+}
+
+// Open opens the store on opts.Devices, creating it when no device holds
+// one yet, recovering it otherwise (see the package comment). Another
+// process holding the store is ErrBusy.
 func Open(opts *Options) (*Store, error) {
-	if _, err := opts.resolve(); err != nil {
+	c, err := opts.resolve()
+	if err != nil {
 		return nil, err
 	}
-	return nil, errNotImplemented
+	s := &Store{c: *c, stop: make(chan struct{}), mkick: make(chan struct{}, 1), ckick: make(chan struct{}, 1)}
+	s.broken = opts.broken
+	s.media = c.media
+	if s.media == nil {
+		s.media = &fileMedia{c: &s.c}
+	}
+	s.pool.New = func() any { return &request{done: make(chan struct{}, 1)} }
+	if err := s.open(); err != nil {
+		s.closeMedia()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open() error {
+	if err := s.openMedia(); err != nil {
+		return err
+	}
+	if err := s.recover(); err != nil {
+		return err
+	}
+	s.start()
+	if !s.c.NoStartupGC && !s.rep.Created {
+		rep, err := s.gc(true)
+		s.rep.GC = rep
+		if err != nil {
+			s.shutdown()
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) start() {
+	for _, w := range s.workers {
+		s.wg.Add(1)
+		go w.run()
+	}
+	s.bg.Add(2)
+	go s.merger()
+	go s.cleaner()
+	if s.c.CheckpointInterval > 0 {
+		s.bg.Add(1)
+		go s.checkpointer()
+	}
+}
+
+func (s *Store) getReq() *request { return s.pool.Get().(*request) }
+
+func (s *Store) putReq(r *request) {
+	*r = request{done: r.done, recs: r.recs[:0]}
+	s.pool.Put(r)
+}
+
+// complete hands a finished request back to its caller.
+func (s *Store) complete(r *request) {
+	if r.cb != nil {
+		cb, tok, err := r.cb, r.tok, r.err
+		s.putReq(r)
+		cb(tok, err)
+		s.ops.RUnlock()
+		return
+	}
+	r.done <- struct{}{}
+}
+
+// enter starts an operation: ErrClosed after Close.
+func (s *Store) enter() error {
+	s.ops.RLock()
+	if s.closed.Load() {
+		s.ops.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) checkKey(key []byte) error {
+	switch {
+	case len(key) == 0:
+		return fmt.Errorf("%w: empty key (keys are 1 to %d bytes)", ErrInvalid, s.c.MaxKey)
+	case len(key) > s.c.MaxKey:
+		return fmt.Errorf("%w: key of %d bytes, the limit is %d (Options.MaxKey)", ErrTooLarge, len(key), s.c.MaxKey)
+	}
+	return nil
+}
+
+func (s *Store) checkKV(key, value []byte) error {
+	if err := s.checkKey(key); err != nil {
+		return err
+	}
+	if len(value) > s.c.MaxValue {
+		return fmt.Errorf("%w: value of %d bytes, the limit is %d (Options.MaxValue)", ErrTooLarge, len(value), s.c.MaxValue)
+	}
+	return nil
+}
+
+// next picks the worker for a write: uniform over the workers of all
+// devices (consecutive picks alternate devices).
+func (s *Store) next() *worker {
+	n := uint64(len(s.workers))
+	i := s.rr.Add(1) % n
+	nd := uint64(len(s.devs))
+	// Worker gid = dev*W + k; visit devices first.
+	w := n / nd
+	return s.workers[(i%nd)*w+(i/nd)%w]
+}
+
+// write runs a put or delete to completion.
+func (s *Store) write(kind opKind, key, value []byte) (Token, error) {
+	if err := s.checkKV(key, value); err != nil {
+		return Token{}, err
+	}
+	if err := s.enter(); err != nil {
+		return Token{}, err
+	}
+	defer s.ops.RUnlock()
+	r := s.getReq()
+	r.kind, r.key, r.value = kind, key, value
+	r.serial = s.serial.Add(1)
+	s.next().q <- r
+	<-r.done
+	tok, err := r.tok, r.err
+	s.putReq(r)
+	return tok, err
 }
 
 // Put stores key = value; durable when it returns nil.
-func (s *Store) Put(key, value []byte) error { return errNotImplemented }
-
-// Get returns a copy of key's value, or ErrNotFound.
-func (s *Store) Get(key []byte) ([]byte, error) { return nil, errNotImplemented }
-
-// Delete removes key (a durable tombstone when it returns nil). Deleting
-// an absent key is not an error.
-func (s *Store) Delete(key []byte) error { return errNotImplemented }
-
-// Apply makes every operation of b durable before it returns.
-func (s *Store) Apply(b *Batch) error { return errNotImplemented }
-
-// PutAsync queues a put and returns; done is called once, from a worker,
-// when the put is durable (with its token) or failed. done must be quick
-// and must not call the store. key and value are copied.
-func (s *Store) PutAsync(key, value []byte, done func(Token, error)) error {
-	return errNotImplemented
+func (s *Store) Put(key, value []byte) error {
+	_, err := s.write(opPut, key, value)
+	return err
 }
 
 // PutToken is Put that also returns the value's location token.
-func (s *Store) PutToken(key, value []byte) (Token, error) { return Token{}, errNotImplemented }
+func (s *Store) PutToken(key, value []byte) (Token, error) { return s.write(opPut, key, value) }
+
+// Delete removes key (a durable tombstone when it returns nil). Deleting
+// an absent key is not an error.
+func (s *Store) Delete(key []byte) error {
+	_, err := s.write(opDel, key, nil)
+	return err
+}
+
+// PutAsync queues a put and returns; done is called once, from a worker,
+// when the put is durable (with its token) or failed. done must be quick
+// and must not call the store. key and value are copied. A full queue
+// blocks PutAsync (admission control).
+func (s *Store) PutAsync(key, value []byte, done func(Token, error)) error {
+	if done == nil {
+		return fmt.Errorf("%w: nil done callback", ErrInvalid)
+	}
+	if err := s.checkKV(key, value); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	r := s.getReq()
+	r.kind, r.cb = opPut, done
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	r.key, r.value = buf[:len(key):len(key)], buf[len(key):]
+	r.serial = s.serial.Add(1)
+	s.next().q <- r // the worker's complete releases s.ops
+	return nil
+}
+
+// Apply makes every operation of b durable before it returns; its
+// operations go to one worker and share its batches (one fence when they
+// fit in BatchBytes and the segment). On an error some operations may be
+// durable and others not.
+func (s *Store) Apply(b *Batch) error {
+	if b == nil || len(b.ops) == 0 {
+		return nil
+	}
+	for i := range b.ops {
+		if err := s.checkKV(b.ops[i].key, b.ops[i].value); err != nil {
+			return fmt.Errorf("batch operation %d: %w", i, err)
+		}
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.ops.RUnlock()
+	r := s.getReq()
+	r.kind, r.ops = opApply, b.ops
+	r.serials = make([]uint64, len(b.ops))
+	last := s.serial.Add(uint64(len(b.ops)))
+	for i := range r.serials {
+		r.serials[i] = last - uint64(len(b.ops)-1-i)
+	}
+	s.next().q <- r
+	<-r.done
+	err := r.err
+	s.putReq(r)
+	return err
+}
+
+// owner is the worker that reads data segment g.
+func (s *Store) owner(g *segment) *worker {
+	w := s.c.workers
+	return s.workers[g.dev.idx*w+g.owner%w]
+}
+
+// maxRetries bounds the lookups of a get racing with the cleaner.
+const maxRetries = 1000
+
+// Get returns a copy of key's value, or ErrNotFound. The value is read by
+// the worker owning its data segment, and its checksum is checked.
+func (s *Store) Get(key []byte) ([]byte, error) {
+	if err := s.checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.ops.RUnlock()
+	return s.get(key)
+}
+
+func (s *Store) get(key []byte) ([]byte, error) {
+	for range maxRetries {
+		l, ok := s.idx.lookup(key)
+		if !ok || l.tomb() {
+			return nil, ErrNotFound
+		}
+		v, err, retry := s.readAt(opGet, key, l)
+		if !retry {
+			return v, err
+		}
+	}
+	return nil, fmt.Errorf("kv: get of a key moved by the cleaner %d times in a row", maxRetries)
+}
+
+// readAt sends a read of l to its worker; retry when the segment was
+// retired under the lookup.
+func (s *Store) readAt(kind opKind, key []byte, l loc) (v []byte, err error, retry bool) {
+	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
+		return nil, nil, true
+	}
+	g := s.devs[l.dev].segs[l.seg]
+	if !g.pin(l.epoch) {
+		return nil, nil, true
+	}
+	r := s.getReq()
+	r.kind, r.key, r.l = kind, key, l
+	s.owner(g).q <- r
+	<-r.done
+	v, err, miss := r.val, r.err, r.miss
+	s.putReq(r)
+	return v, err, miss
+}
 
 // GetWithToken is Get through the fast path: t (from PutToken or
-// PutAsync) names the worker and place to read, validated as Token says.
-func (s *Store) GetWithToken(key []byte, t Token) ([]byte, error) { return nil, errNotImplemented }
+// PutAsync) names the worker and place to read, validated as Token says;
+// a token that fails validation falls back to Get.
+func (s *Store) GetWithToken(key []byte, t Token) ([]byte, error) {
+	if err := s.checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.ops.RUnlock()
+	if t.l.serial != 0 && int(t.l.klen) == len(key) {
+		v, err, miss := s.readAt(opTokenGet, key, t.l)
+		if !miss && err == nil {
+			s.stats.tokenHits.Add(1)
+			return v, nil
+		}
+	}
+	s.stats.tokenMisses.Add(1)
+	return s.get(key)
+}
 
 // Scan calls fn for every key in [from, to) in key order (to nil: no
 // upper bound) with its value, until fn returns false. It needs
 // Options.OrderedIndex (else ErrNoOrder). The slices passed to fn are
-// valid only during the call.
+// valid only during the call. Keys written during the scan may or may
+// not be seen; each value seen is the latest when it was read.
 func (s *Store) Scan(from, to []byte, fn func(key, value []byte) bool) error {
-	return errNotImplemented
+	if s.idx.order == nil {
+		return ErrNoOrder
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.ops.RUnlock()
+	s.drainMerge()
+	var err error
+	s.idx.scan(from, to, func(key string, _ loc) bool {
+		v, e := s.get([]byte(key))
+		if e == ErrNotFound {
+			return true
+		}
+		if e != nil {
+			err = e
+			return false
+		}
+		return fn([]byte(key), v)
+	})
+	return err
 }
-
-// Checkpoint writes the index and the log positions to CheckpointDir
-// (temp file, fsync, rename); recovery then replays only what follows.
-func (s *Store) Checkpoint() error { return errNotImplemented }
-
-// GC runs one cleaning pass now: it picks sealed data segments by
-// cost-benefit score, moves their live entries, and frees them once no
-// reader can use them.
-func (s *Store) GC() (GCReport, error) { return GCReport{}, errNotImplemented }
-
-// Stats returns the store's counters.
-func (s *Store) Stats() Stats { return Stats{} }
-
-// Recovery returns what Open found and did.
-func (s *Store) Recovery() RecoveryReport { return RecoveryReport{} }
-
-// Check verifies every checksum of the logs and that the index agrees
-// with them; the first bad entry is named in an ErrCorrupt error.
-func (s *Store) Check() error { return errNotImplemented }
 
 // Close writes a checkpoint, stops the workers and unmaps the devices.
 // Further calls return ErrClosed.
-func (s *Store) Close() error { return errNotImplemented }
+func (s *Store) Close() error {
+	s.ops.Lock()
+	if s.closed.Load() {
+		s.ops.Unlock()
+		return ErrClosed
+	}
+	err := s.checkpointLocked()
+	s.closed.Store(true)
+	s.ops.Unlock()
+	s.shutdown()
+	return err
+}
+
+// shutdown stops every goroutine and unmaps the devices.
+func (s *Store) shutdown() {
+	s.closed.Store(true)
+	close(s.stop)
+	s.bg.Wait()
+	for _, w := range s.workers {
+		close(w.q)
+	}
+	s.wg.Wait()
+	s.closeMedia()
+}
+
+func (s *Store) closeMedia() {
+	for _, d := range s.devs {
+		if d.dm != nil {
+			d.dm.close()
+		}
+	}
+}
+
+// fence is the batch's one fence: it makes every streamed or flushed
+// store of this worker durable (an SFENCE orders all of them, whatever
+// segment they went to; a simulated region's fence is global too).
+func (s *Store) fence(g ...*segment) error {
+	for _, x := range g {
+		if x != nil {
+			return x.r.Drain()
+		}
+	}
+	return nil
+}
+
+// seal marks g as no longer appended to.
+func (s *Store) seal(g *segment) {
+	g.dev.mu.Lock()
+	g.sealed = true
+	g.dev.mu.Unlock()
+}
+
+// dead accounts a version that is no longer the latest.
+func (s *Store) dead(l loc) {
+	if int(l.dev) < len(s.devs) && int(l.seg) < len(s.devs[l.dev].segs) {
+		if g := s.devs[l.dev].segs[l.seg]; g.epoch.Load() == l.epoch {
+			g.live.Add(-l.size())
+		}
+	}
+}
+
+// record returns the key and value of the record at l, checked.
+func (s *Store) record(l loc) (key, value []byte, err error) {
+	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
+		return nil, nil, fmt.Errorf("%w: location on device %d segment %d does not exist", ErrCorrupt, l.dev, l.seg)
+	}
+	g := s.devs[l.dev].segs[l.seg]
+	n := int(l.klen) + l.valueLen()
+	if g.kind != kindData || g.epoch.Load() != l.epoch || int(l.off) < bodyOff || int(l.off)+n > g.size {
+		return nil, nil, fmt.Errorf("%w: device %d segment %d: no record of %d bytes at offset %d (epoch %d, segment epoch %d)", ErrCorrupt, l.dev, l.seg, n, l.off, l.epoch, g.epoch.Load())
+	}
+	b := g.mem[l.off : int(l.off)+n]
+	if crc := persist.CRC32C(b); crc != l.crc {
+		return nil, nil, fmt.Errorf("%w: device %d segment %d offset %d: record checksum %#08x, its metadata says %#08x", ErrCorrupt, l.dev, l.seg, l.off, crc, l.crc)
+	}
+	return b[:l.klen], b[l.klen:], nil
+}
+
+func (s *Store) kickMerger() {
+	select {
+	case s.mkick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Store) kickCleaner() {
+	select {
+	case s.ckick <- struct{}{}:
+	default:
+	}
+}
+
+// merger applies the workers' merge logs to the index in the background.
+func (s *Store) merger() {
+	defer s.bg.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.mkick:
+		}
+		s.drainMerge()
+	}
+}
+
+func (s *Store) drainMerge() {
+	for _, ml := range s.idx.merge {
+		ml.drain(s.idx)
+	}
+}

@@ -1,0 +1,280 @@
+package kv
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Free segments kept back on each device: a put needs more than
+// reservePut free, a delete more than reserveDel, so that deletes and the
+// cleaner's moves still find room when puts get ErrFull.
+const (
+	reservePut = 3
+	reserveDel = 1
+)
+
+// GC runs one cleaning pass now: it picks sealed data segments by
+// cost-benefit score, moves their live entries, and frees them once no
+// reader can use them; metadata segments that no retained checkpoint
+// needs are freed too.
+func (s *Store) GC() (GCReport, error) {
+	if s.closed.Load() {
+		return GCReport{}, ErrClosed
+	}
+	return s.gc(true)
+}
+
+type victim struct {
+	g     *segment
+	score float64
+	live  []krec
+}
+
+// gc is one pass; all cleans every segment with garbage that fits, else
+// only those whose score makes them worth it.
+func (s *Store) gc(all bool) (GCReport, error) {
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
+	t0 := time.Now()
+	var rep GCReport
+	defer func() { rep.Elapsed = time.Since(t0); s.stats.gcPasses.Add(1) }()
+	if s.needCheckpoints() {
+		// Tombstones and metadata segments are freed only behind the
+		// oldest retained checkpoint: bring both checkpoints forward.
+		for range keepCheckpoints {
+			if err := s.Checkpoint(); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if err := s.enter(); err != nil {
+		return rep, err
+	}
+	defer s.ops.RUnlock()
+	s.drainMerge()
+	vs := s.victims(all, &rep)
+	floor := s.floor()
+	for _, v := range vs {
+		if err := s.clean(v, floor, &rep); err != nil {
+			return rep, err
+		}
+	}
+	n, err := s.freeMeta()
+	rep.SegmentsFreed += n
+	return rep, err
+}
+
+// needCheckpoints: the index holds tombstones, or a sealed metadata
+// segment exists, that the oldest retained checkpoint does not cover.
+func (s *Store) needCheckpoints() bool {
+	floor := s.floor()
+	tomb := false
+	s.idx.each(func(_ string, l loc) {
+		if l.tomb() && l.serial >= floor {
+			tomb = true
+		}
+	})
+	if tomb {
+		return true
+	}
+	for _, d := range s.devs {
+		for _, g := range d.segs {
+			if g.kind == kindMeta && g.sealed && !s.metaFreeable(g) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// floor is the oldest retained checkpoint's floor: a tombstone below it
+// is in both checkpoints' view, and no version it deletes is replayed.
+func (s *Store) floor() uint64 {
+	if len(s.ckpts) < keepCheckpoints {
+		return 0
+	}
+	return s.ckpts[0].floor
+}
+
+// victims scores the sealed data segments (cost-benefit: (1-u)·age/(1+u),
+// u the live fraction, age in serials since its newest entry) and picks
+// those whose live entries fit in the free segments.
+func (s *Store) victims(all bool, rep *GCReport) []*victim {
+	now := s.serial.Load()
+	var vs []*victim
+	byseg := map[*segment]*victim{}
+	for _, d := range s.devs {
+		d.mu.Lock()
+		for _, g := range d.segs {
+			if g.kind != kindData || !g.sealed {
+				continue
+			}
+			rep.Candidates++
+			body := float64(g.size - bodyOff)
+			u := min(float64(g.live.Load())/body, 1)
+			if u >= 1 || !all && u > 0.8 {
+				continue
+			}
+			age := float64(now-g.maxSerial.Load()) + 1
+			v := &victim{g: g, score: (1 - u) * age / (1 + u)}
+			vs = append(vs, v)
+			byseg[g] = v
+		}
+		d.mu.Unlock()
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	s.idx.each(func(k string, l loc) {
+		g := s.devs[l.dev].segs[l.seg]
+		if v := byseg[g]; v != nil && g.epoch.Load() == l.epoch {
+			v.live = append(v.live, krec{key: k, l: l})
+		}
+	})
+	slices.SortFunc(vs, func(a, b *victim) int { return cmp.Compare(b.score, a.score) })
+	// Keep the victims whose live bytes fit in each device's free room.
+	room := map[*device]int64{}
+	for _, d := range s.devs {
+		room[d] = int64(d.freeCount()) * int64(s.c.SegmentSize-bodyOff) / 2
+	}
+	out := vs[:0]
+	for _, v := range vs {
+		var need int64
+		for _, r := range v.live {
+			need += r.l.size()
+		}
+		if need > room[v.g.dev] {
+			continue
+		}
+		room[v.g.dev] -= need
+		out = append(out, v)
+	}
+	return out
+}
+
+// clean moves a victim's live entries through its owner worker (same
+// serial, new place, the index switched only if the entry is still the
+// latest), drops tombstones below floor, then frees the victim once no
+// reader holds it.
+func (s *Store) clean(v *victim, floor uint64, rep *GCReport) error {
+	w := s.owner(v.g)
+	if s.broken.freeBeforeSwitch {
+		if err := s.free(v.g); err != nil {
+			return err
+		}
+	}
+	var reqs []*request
+	for _, r := range v.live {
+		if r.l.tomb() && r.l.serial < floor {
+			if s.idx.drop(r.key, r.l) {
+				s.dead(r.l)
+				rep.TombstonesDropped++
+			}
+			continue
+		}
+		q := s.getReq()
+		q.kind, q.key, q.l = opMove, []byte(r.key), r.l
+		w.q <- q
+		reqs = append(reqs, q)
+	}
+	var err error
+	for _, q := range reqs {
+		<-q.done
+		if q.err != nil && err == nil {
+			err = q.err
+		}
+		if q.moved {
+			rep.Moved++
+			rep.MovedBytes += q.l.size()
+			s.stats.gcMoved.Add(1)
+		}
+		s.putReq(q)
+	}
+	if err != nil {
+		return fmt.Errorf("kv: clean device %d segment %d: %w", v.g.dev.idx, v.g.idx, err)
+	}
+	rep.Cleaned++
+	if s.broken.freeBeforeSwitch {
+		return nil
+	}
+	if err := s.free(v.g); err != nil {
+		return err
+	}
+	rep.SegmentsFreed++
+	return nil
+}
+
+// free retires g (no new reader can pin it), waits for the readers that
+// pinned it before, and has its owner free it.
+func (s *Store) free(g *segment) error {
+	g.retired.Store(true)
+	for g.readers.Load() != 0 {
+		time.Sleep(20 * time.Microsecond)
+	}
+	q := s.getReq()
+	q.kind, q.g = opFree, g
+	s.owner(g).q <- q
+	<-q.done
+	err := q.err
+	s.putReq(q)
+	return err
+}
+
+// metaFreeable: g lies wholly before the oldest retained checkpoint's
+// position of its chain, so no recovery reads it.
+func (s *Store) metaFreeable(g *segment) bool {
+	if len(s.ckpts) == 0 {
+		return false
+	}
+	for _, p := range s.ckpts[0].chains {
+		if p.dev == g.dev.idx && p.owner == g.owner {
+			return g.epoch.Load() < p.metaEpoch
+		}
+	}
+	return false
+}
+
+func (s *Store) freeMeta() (int, error) {
+	n := 0
+	for _, d := range s.devs {
+		for _, g := range d.segs {
+			if g.kind == kindMeta && g.sealed && s.metaFreeable(g) {
+				if err := s.free(g); err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// cleaner runs a pass whenever a device's free segments fall below
+// GCThreshold (it is kicked when a worker takes a segment or finds none).
+func (s *Store) cleaner() {
+	defer s.bg.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.ckick:
+		}
+		if s.c.GCThreshold < 0 || !s.lowOnSpace() {
+			continue
+		}
+		if rep, err := s.gc(false); err != nil || rep.SegmentsFreed == 0 {
+			continue
+		}
+	}
+}
+
+func (s *Store) lowOnSpace() bool {
+	for _, d := range s.devs {
+		if float64(d.freeCount()) < s.c.GCThreshold*float64(len(d.segs)) {
+			return true
+		}
+	}
+	return false
+}

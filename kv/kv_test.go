@@ -1,0 +1,194 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/braid-pm/braid/internal/structtest"
+	"github.com/braid-pm/braid/persist"
+	"github.com/stretchr/testify/require"
+)
+
+// testOptions: devs devices under a fresh /dev/shm directory, small
+// segments.
+func testOptions(t testing.TB, devs int) *Options {
+	dir := structtest.TempShm(t)
+	o := &Options{CheckpointDir: filepath.Join(dir, "ckpt"), SegmentSize: 64 << 10, DeviceSize: 1 << 20, WorkersPerDevice: 2, PMem: true, GCThreshold: -1}
+	for i := range devs {
+		d := filepath.Join(dir, fmt.Sprintf("dev%d", i))
+		require.NoError(t, os.Mkdir(d, 0o755))
+		o.Devices = append(o.Devices, d)
+	}
+	return o
+}
+
+func mustOpen(t testing.TB, o *Options) *Store {
+	t.Helper()
+	s, err := Open(o)
+	require.NoError(t, err)
+	return s
+}
+
+func TestBasic(t *testing.T) {
+	o := testOptions(t, 2)
+	s := mustOpen(t, o)
+	require.True(t, s.Recovery().Created)
+	for i := range 500 {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "key%04d", i), fmt.Appendf(nil, "value %d", i)))
+	}
+	v, err := s.Get([]byte("key0042"))
+	require.NoError(t, err)
+	require.Equal(t, "value 42", string(v))
+	_, err = s.Get([]byte("nope"))
+	require.ErrorIs(t, err, ErrNotFound)
+	require.NoError(t, s.Delete([]byte("key0042")))
+	_, err = s.Get([]byte("key0042"))
+	require.ErrorIs(t, err, ErrNotFound)
+	tok, err := s.PutToken([]byte("tk"), []byte("tv"))
+	require.NoError(t, err)
+	v, err = s.GetWithToken([]byte("tk"), tok)
+	require.NoError(t, err)
+	require.Equal(t, "tv", string(v))
+	require.NoError(t, s.Put([]byte("tk"), []byte("newer")))
+	v, err = s.GetWithToken([]byte("tk"), tok) // stale token: the slow path
+	require.NoError(t, err)
+	require.Equal(t, "newer", string(v))
+	require.Equal(t, uint64(1), s.Stats().TokenHits)
+	require.NoError(t, s.Check())
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, s.Put([]byte("a"), nil), ErrClosed)
+
+	s = mustOpen(t, o)
+	rep := s.Recovery()
+	require.NotEmpty(t, rep.Checkpoint)
+	v, err = s.Get([]byte("key0007"))
+	require.NoError(t, err)
+	require.Equal(t, "value 7", string(v))
+	_, err = s.Get([]byte("key0042"))
+	require.ErrorIs(t, err, ErrNotFound)
+	require.NoError(t, s.Check())
+	require.NoError(t, s.Close())
+}
+
+func TestBadInput(t *testing.T) {
+	o := testOptions(t, 1)
+	o.MaxKey, o.MaxValue = 16, 100
+	s := mustOpen(t, o)
+	defer s.Close()
+	require.ErrorIs(t, s.Put(nil, []byte("v")), ErrInvalid)
+	err := s.Put(make([]byte, 17), nil)
+	require.ErrorIs(t, err, ErrTooLarge)
+	require.ErrorContains(t, err, "17 bytes, the limit is 16")
+	err = s.Put([]byte("k"), make([]byte, 101))
+	require.ErrorIs(t, err, ErrTooLarge)
+	require.ErrorContains(t, err, "101 bytes, the limit is 100")
+	require.ErrorIs(t, s.Scan(nil, nil, func(k, v []byte) bool { return true }), ErrNoOrder)
+	_, err = Open(o)
+	require.ErrorIs(t, err, ErrBusy)
+	require.ErrorIs(t, err, persist.ErrBusy)
+
+	bad := *o
+	bad.Devices = []string{filepath.Join(filepath.Dir(o.Devices[0]), "missing")}
+	_, err = Open(&bad)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "missing")
+	require.ErrorIs(t, (&Options{}).Validate(), ErrInvalid)
+	require.ErrorIs(t, (*Options)(nil).Validate(), ErrInvalid)
+	require.ErrorIs(t, (&Options{Devices: []string{"a"}, CheckpointDir: "c", SegmentSize: 1000}).Validate(), ErrInvalid)
+}
+
+func TestScanAndBatch(t *testing.T) {
+	o := testOptions(t, 2)
+	o.OrderedIndex = true
+	s := mustOpen(t, o)
+	defer s.Close()
+	var b Batch
+	for i := range 50 {
+		b.Put(fmt.Appendf(nil, "k%02d", i), fmt.Appendf(nil, "v%d", i))
+	}
+	b.Delete([]byte("k10"))
+	require.Equal(t, 51, b.Len())
+	require.NoError(t, s.Apply(&b))
+	var got []string
+	require.NoError(t, s.Scan([]byte("k08"), []byte("k13"), func(k, v []byte) bool {
+		got = append(got, string(k)+"="+string(v))
+		return true
+	}))
+	require.Equal(t, []string{"k08=v8", "k09=v9", "k11=v11", "k12=v12"}, got)
+	done := make(chan error, 10)
+	for i := range 10 {
+		require.NoError(t, s.PutAsync(fmt.Appendf(nil, "a%d", i), []byte("x"), func(_ Token, err error) { done <- err }))
+	}
+	for range 10 {
+		require.NoError(t, <-done)
+	}
+	v, err := s.Get([]byte("a7"))
+	require.NoError(t, err)
+	require.Equal(t, "x", string(v))
+}
+
+func TestFullThenGC(t *testing.T) {
+	o := testOptions(t, 1)
+	o.WorkersPerDevice = 1
+	o.DeviceSize = 16 * o.SegmentSize
+	s := mustOpen(t, o)
+	defer s.Close()
+	val := make([]byte, 1000)
+	var n int
+	for ; ; n++ {
+		err := s.Put(fmt.Appendf(nil, "k%06d", n), val)
+		if err != nil {
+			require.ErrorIs(t, err, ErrFull, "after %d puts", n)
+			break
+		}
+		require.Less(t, n, 10000)
+	}
+	require.Greater(t, n, 500)
+	v, err := s.Get([]byte("k000001"))
+	require.NoError(t, err)
+	require.Len(t, v, 1000)
+	for i := 0; i < n; i++ {
+		require.NoError(t, s.Delete(fmt.Appendf(nil, "k%06d", i)), "delete %d of %d", i, n)
+	}
+	rep, err := s.GC()
+	require.NoError(t, err)
+	require.Greater(t, rep.SegmentsFreed, 0)
+	for i := range n / 2 {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "again%06d", i), val), "put %d after GC", i)
+	}
+	require.NoError(t, s.Check())
+	st := s.Stats()
+	require.Equal(t, int64(n/2), st.Keys)
+	require.Greater(t, st.SpaceAmplification, 1.0)
+}
+
+func TestForeignFiles(t *testing.T) {
+	o := testOptions(t, 1)
+	s := mustOpen(t, o)
+	require.NoError(t, s.Put([]byte("a"), []byte("b")))
+	require.NoError(t, s.Close())
+	// Another kind's magic in a segment file: ErrBadFormat naming it.
+	p := filepath.Join(o.Devices[0], segName(3))
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	copy(b, "braidWAL")
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	_, err = Open(o)
+	require.ErrorIs(t, err, ErrBadFormat)
+	require.ErrorContains(t, err, "walog")
+	clear(b[:8])
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	// A foreign checkpoint.
+	names, _ := osDir(o.CheckpointDir).list()
+	require.NotEmpty(t, names)
+	cb, err := os.ReadFile(filepath.Join(o.CheckpointDir, names[len(names)-1]))
+	require.NoError(t, err)
+	copy(cb, "braidCOW")
+	require.NoError(t, os.WriteFile(filepath.Join(o.CheckpointDir, names[len(names)-1]), cb, 0o644))
+	_, err = Open(o)
+	require.ErrorIs(t, err, ErrBadFormat)
+	require.False(t, errors.Is(err, ErrCorrupt))
+}

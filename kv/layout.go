@@ -1,0 +1,194 @@
+package kv
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/braid-pm/braid/internal/pmheader"
+	"github.com/braid-pm/braid/persist"
+)
+
+// On-media layouts (the README draws them; testdata/*.hex are their golden
+// dumps).
+//
+// A segment is one pre-allocated file of Options.SegmentSize bytes: the
+// 64-byte pmheader line at offset 0 (magic "braidKDS" for a data segment,
+// "braidKMT" for a metadata segment, zero for a free one; Size = segment
+// bytes, Stride = owner worker on its device, Count = epoch, Aux = store
+// id), zeros up to bodyOff, then the log body.
+//
+// A data record is key || value, zero-padded to 8 bytes; a tombstone's
+// record is the key alone. Records carry no header: the metadata entry
+// that commits a record says where it is, how long it is and its CRC.
+//
+// A metadata entry is 24 bytes, 8-byte aligned:
+//
+//	 0  u64  serial (bits 0..47) | key length (bits 48..63)
+//	 8  u32  offset of the data record in the data segment
+//	12  u32  value length (bits 0..30) | tombstone (bit 31)
+//	16  u32  CRC-32C of key || value
+//	20  u32  CRC-32C of the metadata segment's epoch (8 bytes, LE) || bytes 0..19
+//
+// An entry with key length 0 is a marker: the entries after it commit
+// records of data segment "offset" (bytes 8..11) whose epoch is bits
+// 0..47 of word 0. Every metadata segment starts with a marker; a worker
+// writes one whenever it moves to a new data segment. An all-zero entry
+// ends the log. Seeding the entry CRC with the segment's epoch makes
+// entries left from a previous use of a recycled segment fail their check.
+const (
+	bodyOff   = 256 // the header's XPLine; the log body starts at the next one
+	entrySize = 24
+	unit      = 256 // the media's write unit (Optane XPLine): appends are whole units
+
+	serialBits = 48
+	serialMask = 1<<serialBits - 1
+	tombBit    = 1 << 31
+	vlenMask   = tombBit - 1
+)
+
+var (
+	dataKind = segKind("braidKDS", "kv data segment")
+	metaKind = segKind("braidKMT", "kv metadata segment")
+	ckptKind = segKind("braidKCP", "kv checkpoint")
+)
+
+func segKind(magic, name string) pmheader.Kind {
+	return pmheader.Kind{
+		Magic:     pmheader.Magic(magic),
+		Name:      name,
+		Pkg:       "kv",
+		NoArray:   errFreeSegment,
+		BadFormat: ErrBadFormat,
+		Corrupt:   ErrCorrupt,
+		Invalid:   ErrInvalid,
+		TooSmall:  ErrInvalid,
+	}
+}
+
+// errFreeSegment: a segment header with a zero magic (free or never used).
+var errFreeSegment = persist.NewError("kv: free segment")
+
+// segHeader is what a segment's header line says.
+type segHeader struct {
+	kind    uint8 // kindFree, kindData, kindMeta
+	size    int64
+	owner   int
+	epoch   uint64
+	storeID uint64
+}
+
+const (
+	kindFree uint8 = iota
+	kindData
+	kindMeta
+)
+
+func (h *segHeader) fields() pmheader.Fields {
+	return pmheader.Fields{Size: uint32(h.size), Stride: uint32(h.owner), Count: h.epoch, Aux: h.storeID}
+}
+
+// decodeSegHeader reads a segment's header line. A free segment (zero
+// magic) still reports the epoch its fields hold when their checksum does
+// (Invalidate clears only the magic), so epochs never repeat.
+func decodeSegHeader(b []byte) (segHeader, error) {
+	if len(b) < pmheader.Size {
+		return segHeader{}, fmt.Errorf("%w: segment header needs %d bytes, have %d", ErrCorrupt, pmheader.Size, len(b))
+	}
+	var h segHeader
+	m := binary.LittleEndian.Uint64(b)
+	var k *pmheader.Kind
+	switch m {
+	case 0:
+		if binary.LittleEndian.Uint32(b[56:]) == persist.CRC32C(b[8:56]) && binary.LittleEndian.Uint32(b[8:]) == pmheader.Format {
+			h.epoch = binary.LittleEndian.Uint64(b[24:])
+		}
+		return h, nil
+	case metaKind.Magic:
+		k, h.kind = &metaKind, kindMeta
+	default:
+		k, h.kind = &dataKind, kindData
+	}
+	f, err := k.Decode(b[:pmheader.Size])
+	if err != nil {
+		return segHeader{}, err
+	}
+	h.size, h.owner, h.epoch, h.storeID = int64(f.Size), int(f.Stride), f.Count, f.Aux
+	if h.epoch == 0 || h.epoch > serialMask {
+		return segHeader{}, fmt.Errorf("%w: segment epoch %d out of range", ErrCorrupt, h.epoch)
+	}
+	return h, nil
+}
+
+// entry is a decoded metadata entry.
+type entry struct {
+	serial uint64 // for a marker: the data segment's epoch
+	klen   int    // 0: a marker
+	off    uint32 // for a marker: the data segment
+	vlen   uint32
+	tomb   bool
+	crc    uint32
+}
+
+func (e *entry) marker() bool { return e.klen == 0 }
+
+// recSize is the bytes of a data record of klen + vlen bytes.
+func recSize(klen, vlen int) int { return (klen + vlen + 7) &^ 7 }
+
+// encodeEntry writes e into b (entrySize bytes) with its CRC under the
+// metadata segment's epoch.
+func encodeEntry(b []byte, e *entry, metaEpoch uint64) {
+	_ = b[entrySize-1]
+	binary.LittleEndian.PutUint64(b, e.serial&serialMask|uint64(e.klen)<<serialBits)
+	binary.LittleEndian.PutUint32(b[8:], e.off)
+	v := e.vlen
+	if e.tomb {
+		v |= tombBit
+	}
+	binary.LittleEndian.PutUint32(b[12:], v)
+	binary.LittleEndian.PutUint32(b[16:], e.crc)
+	binary.LittleEndian.PutUint32(b[20:], entryCRC(b, metaEpoch))
+}
+
+func entryCRC(b []byte, metaEpoch uint64) uint32 {
+	var seed [8]byte
+	binary.LittleEndian.PutUint64(seed[:], metaEpoch)
+	return persist.UpdateCRC32C(persist.CRC32C(seed[:]), b[:20])
+}
+
+// entry decode results.
+const (
+	entryOK = iota
+	entryEnd
+	entryBad
+)
+
+// decodeEntry decodes the entry in b: entryEnd for an all-zero entry (the
+// end of the log), entryBad for one whose checksum or fields fail.
+func decodeEntry(b []byte, metaEpoch uint64) (entry, int) {
+	_ = b[entrySize-1]
+	w0 := binary.LittleEndian.Uint64(b)
+	if w0 == 0 && binary.LittleEndian.Uint64(b[8:]) == 0 && binary.LittleEndian.Uint64(b[16:]) == 0 {
+		return entry{}, entryEnd
+	}
+	if binary.LittleEndian.Uint32(b[20:]) != entryCRC(b, metaEpoch) {
+		return entry{}, entryBad
+	}
+	v := binary.LittleEndian.Uint32(b[12:])
+	e := entry{
+		serial: w0 & serialMask,
+		klen:   int(w0 >> serialBits),
+		off:    binary.LittleEndian.Uint32(b[8:]),
+		vlen:   v & vlenMask,
+		tomb:   v&tombBit != 0,
+		crc:    binary.LittleEndian.Uint32(b[16:]),
+	}
+	if e.serial == 0 || e.marker() && (e.vlen != 0 || e.tomb || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() {
+		return entry{}, entryBad
+	}
+	return e, entryOK
+}
+
+// recordCRC is the CRC-32C of a record's key || value.
+func recordCRC(key, value []byte) uint32 {
+	return persist.UpdateCRC32C(persist.CRC32C(key), value)
+}

@@ -1,0 +1,155 @@
+package kv
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/braid-pm/braid/internal/pmheader"
+)
+
+// The identity file of a device (kv.id) names the store and the device's
+// place in it, so that a device of another store, or the devices listed
+// in another order, are refused (ErrBadFormat) instead of mixed up.
+func idLine(storeID uint64, dev, devs int, segSize int64) []byte {
+	return fmt.Appendf(nil, "braid kv store %016x device %d of %d segment %d\n", storeID, dev, devs, segSize)
+}
+
+func parseID(b []byte) (storeID uint64, dev, devs int, segSize int64, err error) {
+	_, err = fmt.Sscanf(strings.TrimSpace(string(b)), "braid kv store %x device %d of %d segment %d", &storeID, &dev, &devs, &segSize)
+	if err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("%w: identity file %q is not a kv store's: %v", ErrBadFormat, b, err)
+	}
+	return storeID, dev, devs, segSize, nil
+}
+
+// openMedia locks every device, reads the identities, creates the
+// segments of a new store and maps those of an existing one, and reads
+// every segment header.
+func (s *Store) openMedia() error {
+	t0 := time.Now()
+	c := &s.c
+	n := len(c.Devices)
+	if c.media != nil {
+		n = c.media.(interface{ count() int }).count()
+	}
+	ids := make([][]byte, n)
+	have := 0
+	for i := 0; i < n; i++ {
+		dm, err := s.media.device(i)
+		if err != nil {
+			return err
+		}
+		s.devs = append(s.devs, &device{idx: i, dm: dm})
+		if ids[i], err = dm.id(); err != nil {
+			return fmt.Errorf("kv: device %s: %w", dm.name(), err)
+		}
+		if ids[i] != nil {
+			have++
+		}
+	}
+	ckdir, err := s.media.checkpoints()
+	if err != nil {
+		return err
+	}
+	s.ckdir = ckdir
+	if have == 0 {
+		s.rep.Created = true
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		s.storeID = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	for i, d := range s.devs {
+		if ids[i] == nil {
+			continue
+		}
+		id, dev, devs, seg, err := parseID(ids[i])
+		if err != nil {
+			return fmt.Errorf("kv: device %s: %w", d.dm.name(), err)
+		}
+		switch {
+		case s.storeID != 0 && id != s.storeID:
+			return fmt.Errorf("%w: device %s belongs to store %016x, device %s to store %016x", ErrBadFormat, d.dm.name(), id, s.devs[0].dm.name(), s.storeID)
+		case dev != i || devs != n:
+			return fmt.Errorf("%w: device %s is device %d of %d of its store, listed as %d of %d", ErrBadFormat, d.dm.name(), dev, devs, i, n)
+		case seg != c.SegmentSize && c.segSet:
+			return fmt.Errorf("%w: device %s has segments of %d bytes, Options.SegmentSize is %d", ErrInvalid, d.dm.name(), seg, c.SegmentSize)
+		}
+		c.SegmentSize = seg
+		s.storeID = id
+	}
+	if err := s.mapSegments(ids); err != nil {
+		return err
+	}
+	s.rep.ReadTime = time.Since(t0)
+	return nil
+}
+
+func (s *Store) mapSegments(ids [][]byte) error {
+	c := &s.c
+	want := c.segments
+	if want == 0 {
+		want = int(DefaultDeviceSize / c.SegmentSize)
+		want = max(want, 2*c.workers+1)
+	}
+	for i, d := range s.devs {
+		regions, err := d.dm.segments(c.SegmentSize)
+		if err != nil {
+			return err
+		}
+		if ids[i] == nil {
+			// A new store, or a creation that crashed before this
+			// device's identity was written: nothing may be on it.
+			for j, r := range regions {
+				if h, err := decodeSegHeader(r.Bytes()); err != nil || h.kind != kindFree {
+					return fmt.Errorf("%w: device %s has no identity file but segment %d holds %s", ErrBadFormat, d.dm.name(), j, describe(r.Bytes(), err))
+				}
+			}
+		}
+		if len(regions) < want && (ids[i] == nil || c.DeviceSize != 0) {
+			if regions, err = d.dm.grow(want, c.SegmentSize); err != nil {
+				return err
+			}
+		}
+		if len(regions) < 2*c.workers+1 {
+			return fmt.Errorf("%w: device %s has %d segments; %d workers need at least %d", ErrInvalid, d.dm.name(), len(regions), c.workers, 2*c.workers+1)
+		}
+		for j, r := range regions {
+			if int64(r.Size()) != c.SegmentSize {
+				return fmt.Errorf("%w: device %s segment %d is %d bytes, want %d", ErrBadFormat, d.dm.name(), j, r.Size(), c.SegmentSize)
+			}
+			g := &segment{dev: d, idx: j, r: r, mem: r.Bytes(), size: r.Size()}
+			h, err := decodeSegHeader(g.mem)
+			if err != nil {
+				return fmt.Errorf("kv: device %s segment %d: %w", d.dm.name(), j, err)
+			}
+			if h.kind != kindFree && (h.storeID != s.storeID || h.size != c.SegmentSize) {
+				return fmt.Errorf("%w: device %s segment %d belongs to store %016x (of %d-byte segments), not %016x", ErrBadFormat, d.dm.name(), j, h.storeID, h.size, s.storeID)
+			}
+			g.kind, g.owner = h.kind, h.owner
+			g.epoch.Store(h.epoch)
+			if h.epoch > s.epoch.Load() {
+				s.epoch.Store(h.epoch)
+			}
+			if g.kind == kindFree {
+				d.free = append(d.free, j)
+			}
+			d.segs = append(d.segs, g)
+		}
+		if ids[i] == nil {
+			if err := d.dm.setID(idLine(s.storeID, i, len(s.devs), c.SegmentSize)); err != nil {
+				return fmt.Errorf("kv: device %s: write identity: %w", d.dm.name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func describe(b []byte, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return pmheader.Identify(b)
+}

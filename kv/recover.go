@@ -1,0 +1,296 @@
+package kv
+
+import (
+	"cmp"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// chainPos is where one metadata log (a chain of metadata segments of one
+// worker on one device) stands: the checkpoint's replay start, and the
+// data segment its entries commit records of at that point.
+type chainPos struct {
+	dev, owner int
+	metaSeg    int
+	metaEpoch  uint64
+	off        int
+	dataSeg    int
+	dataEpoch  uint64
+}
+
+// chain is one metadata log found at recovery.
+type chain struct {
+	dev, owner int
+	segs       []*segment // by epoch
+	start      chainPos
+	hasStart   bool
+
+	// results of the replay
+	recs      []krec
+	entries   int64
+	scanned   int64
+	valueB    int64
+	maxSerial uint64
+	torn      int
+	tornEnt   int
+	corrupt   int
+	stale     int
+	err       error
+	meta      *segment // last metadata segment and its end
+	metaEnd   int
+	data      *segment // data segment of the last marker (nil: none valid)
+	dataEnd   int
+}
+
+type krec struct {
+	key string
+	l   loc
+}
+
+// recover rebuilds the index: the newest valid checkpoint, then every
+// metadata log after it in parallel, highest serial per key.
+func (s *Store) recover() error {
+	t0 := time.Now()
+	nw := len(s.devs) * s.c.workers
+	s.idx = newIndex(s, s.c.Shards, nw, s.c.DirectIndex, s.c.OrderedIndex)
+	ck, err := s.loadCheckpoint()
+	if err != nil {
+		return err
+	}
+	s.rep.CheckpointTime = time.Since(t0)
+	chains := s.chains(ck)
+	t1 := time.Now()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, ch := range chains {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			s.replay(ch)
+		}()
+	}
+	wg.Wait()
+	// The zeroed torn tails are made durable by one fence.
+	for _, ch := range chains {
+		if ch.torn > 0 {
+			if err := ch.meta.r.Drain(); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	s.rep.ParseTime = time.Since(t1)
+	t2 := time.Now()
+	maxSerial := uint64(0)
+	if ck != nil {
+		maxSerial = ck.maxSerial
+	}
+	for _, ch := range chains {
+		if ch.err != nil {
+			return ch.err
+		}
+		maxSerial = max(maxSerial, ch.maxSerial)
+		r := &s.rep
+		r.BytesScanned += ch.scanned
+		r.ValueBytes += ch.valueB
+		r.Entries += ch.entries
+		r.Torn += ch.torn
+		r.TornEntries += ch.tornEnt
+		r.CorruptValues += ch.corrupt
+		r.Stale += ch.stale
+		dr := &r.Devices[ch.dev]
+		dr.BytesScanned += ch.scanned
+		dr.Entries += ch.entries
+		dr.Torn += ch.torn
+	}
+	s.build(ck, chains)
+	s.rep.IndexTime = time.Since(t2)
+	if !s.broken.noSerialRestore {
+		s.serial.Store(maxSerial)
+	}
+	s.rep.MaxSerial = maxSerial
+	s.setupWorkers(chains)
+	r := &s.rep
+	r.Total = time.Since(t0) + r.ReadTime
+	if sec := r.Total.Seconds(); sec > 0 {
+		r.GBs = float64(r.BytesScanned+r.ValueBytes) / sec / 1e9
+		r.KeysPerSec = float64(r.Keys) / sec
+	}
+	return nil
+}
+
+// chains groups the metadata segments by owner, in epoch order, with the
+// checkpoint's starting positions.
+func (s *Store) chains(ck *checkpoint) []*chain {
+	s.rep.Devices = make([]DeviceRecovery, len(s.devs))
+	byKey := map[[2]int]*chain{}
+	var out []*chain
+	for _, d := range s.devs {
+		s.rep.Devices[d.idx].Dir = d.dm.name()
+		for _, g := range d.segs {
+			if g.kind != kindMeta {
+				continue
+			}
+			k := [2]int{d.idx, g.owner}
+			ch := byKey[k]
+			if ch == nil {
+				ch = &chain{dev: d.idx, owner: g.owner}
+				byKey[k] = ch
+				out = append(out, ch)
+			}
+			ch.segs = append(ch.segs, g)
+		}
+	}
+	for _, ch := range out {
+		slices.SortFunc(ch.segs, func(a, b *segment) int { return cmp.Compare(a.epoch.Load(), b.epoch.Load()) })
+		if ck == nil {
+			continue
+		}
+		for _, p := range ck.chains {
+			if p.dev == ch.dev && p.owner == ch.owner {
+				ch.start, ch.hasStart = p, true
+			}
+		}
+	}
+	return out
+}
+
+// replay parses one metadata log from its start position.
+func (s *Store) replay(ch *chain) {
+	var data *segment
+	segs := ch.segs
+	first := bodyOff
+	if ch.hasStart {
+		i := slices.IndexFunc(segs, func(g *segment) bool { return g.idx == ch.start.metaSeg && g.epoch.Load() == ch.start.metaEpoch })
+		if i < 0 {
+			ch.err = fmt.Errorf("%w: checkpoint position in metadata segment %d (epoch %d) of device %d, which holds no such segment", ErrCorrupt, ch.start.metaSeg, ch.start.metaEpoch, ch.dev)
+			return
+		}
+		segs, first = segs[i:], ch.start.off
+		data = s.dataSeg(ch.dev, ch.start.dataSeg, ch.start.dataEpoch)
+	}
+	for i, g := range segs {
+		off := first
+		if i > 0 {
+			off = bodyOff
+		}
+		last := i == len(segs)-1
+		data = s.replaySeg(ch, g, off, data, last)
+	}
+}
+
+// dataSeg returns the data segment idx of device dev if it still has the
+// epoch a marker or checkpoint names (else its records are gone: stale).
+func (s *Store) dataSeg(dev, idx int, epoch uint64) *segment {
+	d := s.devs[dev]
+	if idx < 0 || idx >= len(d.segs) {
+		return nil
+	}
+	if g := d.segs[idx]; g.kind == kindData && g.epoch.Load() == epoch {
+		return g
+	}
+	return nil
+}
+
+func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bool) *segment {
+	dataEnd := bodyOff
+	if data != nil && ch.data == data {
+		dataEnd = ch.dataEnd
+	}
+	start := off
+	for ; off+entrySize <= g.size; off += entrySize {
+		e, st := decodeEntry(g.mem[off:off+entrySize], g.epoch.Load())
+		if st == entryEnd {
+			break
+		}
+		if st == entryBad {
+			if !last {
+				ch.err = fmt.Errorf("%w: device %d metadata segment %d offset %d: entry fails its checksum before the end of its log", ErrCorrupt, ch.dev, g.idx, off)
+				return nil
+			}
+			break
+		}
+		if e.marker() {
+			data = s.dataSeg(ch.dev, int(e.off), e.serial)
+			dataEnd = bodyOff
+			continue
+		}
+		ch.entries++
+		ch.maxSerial = max(ch.maxSerial, e.serial)
+		if data == nil {
+			ch.stale++
+			continue
+		}
+		n := e.klen + int(e.vlen)
+		if int(e.off) < bodyOff || int(e.off)+n > data.size {
+			ch.corrupt++
+			continue
+		}
+		dataEnd = max(dataEnd, int(e.off)+recSize(e.klen, int(e.vlen)))
+		rec := data.mem[e.off : int(e.off)+n]
+		ch.valueB += int64(n)
+		if persist.CRC32C(rec) != e.crc {
+			ch.corrupt++ // a torn batch's value, or damage: never a value
+			continue
+		}
+		l := loc{serial: e.serial, epoch: data.epoch.Load(), seg: uint32(data.idx), off: e.off, vlen: e.vlen, crc: e.crc, dev: uint16(ch.dev), klen: uint16(e.klen)}
+		if e.tomb {
+			l.vlen |= tombBit
+		}
+		ch.recs = append(ch.recs, krec{key: string(rec[:e.klen]), l: l})
+	}
+	ch.scanned += int64(off - start)
+	if last {
+		s.repairTail(ch, g, off)
+		ch.meta, ch.metaEnd = g, off
+	}
+	ch.data, ch.dataEnd = data, dataEnd
+	return data
+}
+
+// repairTail zeroes whatever a torn batch left after the log's end, so
+// that later appends never sit before stale entries.
+func (s *Store) repairTail(ch *chain, g *segment, end int) {
+	from := end &^ 7
+	for u := from; u < g.size; {
+		next := min((u+unit)&^(unit-1), g.size)
+		if !allZero(g.mem[u:next]) {
+			if ch.torn == 0 {
+				ch.torn = 1
+			}
+			for o := max(u, end); o+entrySize <= next; o += entrySize {
+				if !allZero(g.mem[o : o+entrySize]) {
+					ch.tornEnt++
+				}
+			}
+			// NoDrain: recover fences once for every log.
+			if err := g.r.Set(g.mem[max(u, end):next], 0, persist.NoDrain|persist.NonTemporal); err != nil {
+				ch.err = err
+				return
+			}
+		}
+		u = next
+	}
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if b[0]|b[1]|b[2]|b[3]|b[4]|b[5]|b[6]|b[7] != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,397 @@
+package kv
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+type opKind uint8
+
+const (
+	opPut opKind = iota
+	opDel
+	opApply
+	opGet
+	opTokenGet
+	opMove // GC: re-append a live entry with its serial
+	opFree // GC: free a segment this worker owns
+)
+
+// request is one operation queued for a worker. Sync callers wait on
+// done; PutAsync's callback is called by the worker instead.
+type request struct {
+	kind    opKind
+	key     []byte
+	value   []byte
+	serial  uint64
+	l       loc // get: where to read; move: the version to move
+	ops     []batchOp
+	serials []uint64
+	g       *segment
+	cb      func(Token, error)
+	done    chan struct{}
+	resume  chan struct{}
+
+	// results
+	err   error
+	val   []byte
+	tok   Token
+	miss  bool // token get: not the latest, go the slow way
+	moved bool
+	recs  []mrec
+}
+
+func (r *request) bytes() int {
+	switch r.kind {
+	case opPut, opDel, opMove:
+		return recSize(len(r.key), len(r.value)) + entrySize
+	case opApply:
+		n := 0
+		for i := range r.ops {
+			n += recSize(len(r.ops[i].key), len(r.ops[i].value)) + entrySize
+		}
+		return n
+	}
+	return 64
+}
+
+func (r *request) writes() bool { return r.kind <= opApply || r.kind == opMove }
+
+// worker is a dedicated worker: the only writer of one data log and one
+// metadata log on its device, and the reader of the data segments it owns.
+type worker struct {
+	s     *Store
+	dev   *device
+	id    int // on its device
+	gid   int // in Store.workers
+	q     chan *request
+	d, m  logWriter
+	batch []*request
+	recs  []mrec
+
+	puts, gets, dels, batches, fences atomic.Uint64
+	appended, media                   atomic.Uint64
+	_                                 [64]byte
+}
+
+func (w *worker) run() {
+	defer w.s.wg.Done()
+	for {
+		r, ok := <-w.q
+		if !ok {
+			return
+		}
+		w.process(w.collect(r))
+	}
+}
+
+// collect takes r and, unless batching is off, what else is queued, up to
+// BatchBytes of log bytes; with BatchWait it waits that long once for more.
+func (w *worker) collect(r *request) []*request {
+	c := &w.s.c
+	b := append(w.batch[:0], r)
+	if c.NoBatching {
+		return b
+	}
+	n := r.bytes()
+	var timer <-chan time.Time
+	for n < c.BatchBytes && len(b) < 4096 {
+		select {
+		case r2, ok := <-w.q:
+			if !ok {
+				return b
+			}
+			b = append(b, r2)
+			n += r2.bytes()
+			continue
+		default:
+		}
+		if c.BatchWait <= 0 || timer == nil && n >= c.BatchBytes {
+			return b
+		}
+		if timer == nil {
+			timer = time.After(c.BatchWait)
+		}
+		select {
+		case r2, ok := <-w.q:
+			if !ok {
+				return b
+			}
+			b = append(b, r2)
+			n += r2.bytes()
+		case <-timer:
+			return b
+		}
+	}
+	return b
+}
+
+// process runs one batch: reads, then writes (one fence for all), then
+// the index updates, then the completions.
+func (w *worker) process(batch []*request) {
+	writes := 0
+	for _, r := range batch {
+		switch {
+		case r.kind == opGet || r.kind == opTokenGet:
+			w.read(r)
+			w.gets.Add(1)
+			w.s.complete(r)
+		case r.kind == opFree:
+			r.err = w.s.release(r.g)
+			w.s.complete(r)
+		default:
+			w.stage(r)
+			writes++
+		}
+	}
+	if writes > 0 {
+		w.commit(batch)
+	}
+}
+
+// commit makes the staged writes of batch durable with one fence, then
+// publishes and acknowledges them.
+func (w *worker) commit(batch []*request) {
+	b := &w.s.broken
+	if b.ackBeforeFence {
+		w.ack(batch)
+	}
+	err := w.flush()
+	if err == nil {
+		err = w.s.fence(w.m.g, w.d.g)
+		w.fences.Add(1)
+		w.batches.Add(1)
+	}
+	if err != nil {
+		for _, r := range batch {
+			if r.writes() && r.err == nil {
+				r.err = err
+			}
+		}
+	}
+	if !b.ackBeforeFence {
+		w.ack(batch)
+	}
+}
+
+func (w *worker) ack(batch []*request) {
+	recs := w.recs[:0]
+	for _, r := range batch {
+		if r.writes() && r.err == nil && r.kind != opMove {
+			recs = append(recs, r.recs...)
+		}
+	}
+	w.s.idx.publish(w.gid, recs)
+	w.recs = recs[:0]
+	for _, r := range batch {
+		if !r.writes() {
+			continue
+		}
+		if r.kind == opMove && r.err == nil && len(r.recs) == 1 {
+			if !w.s.idx.swap(r.recs[0].key, r.l, r.recs[0].l) {
+				w.s.dead(r.recs[0].l)
+				r.moved = false
+			}
+		}
+		w.s.complete(r)
+	}
+}
+
+// flush emits both logs' staged bytes without a fence.
+func (w *worker) flush() error {
+	n, err := w.d.emit()
+	if err != nil {
+		return err
+	}
+	m, err := w.m.emit()
+	w.media.Add(uint64(n + m))
+	return err
+}
+
+// stage appends r's records and entries to the staging buffers.
+func (w *worker) stage(r *request) {
+	r.recs = r.recs[:0]
+	switch r.kind {
+	case opPut, opDel:
+		r.err = w.append(r, r.key, r.value, r.serial, r.kind == opDel)
+	case opApply:
+		for i := range r.ops {
+			op := &r.ops[i]
+			if r.err = w.append(r, op.key, op.value, r.serials[i], op.del); r.err != nil {
+				return
+			}
+		}
+	case opMove:
+		r.err = w.move(r)
+	}
+}
+
+// move re-appends the version r.l of r.key, if it is still the latest.
+func (w *worker) move(r *request) error {
+	if cur, ok := w.s.idx.lookup(r.key); !ok || cur != r.l {
+		return nil
+	}
+	key, val, err := w.s.record(r.l)
+	if err != nil || !bytes.Equal(key, r.key) {
+		return err
+	}
+	r.moved = true
+	return w.append(r, key, val, r.l.serial, r.l.tomb())
+}
+
+// append stages one record and its metadata entry.
+func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool) error {
+	need := recSize(len(key), len(value))
+	reserve := reservePut
+	switch r.kind {
+	case opDel:
+		reserve = reserveDel
+	case opMove:
+		reserve = 0
+	}
+	if !w.d.room(need) {
+		if err := w.switchData(reserve); err != nil {
+			return err
+		}
+	}
+	if !w.m.room(entrySize) {
+		if err := w.switchMeta(reserve); err != nil {
+			return err
+		}
+	}
+	buf, off := w.d.stage(need)
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	crc := recordCRC(key, value)
+	if w.s.broken.noValueCRC {
+		crc = persist.CRC32C(key)
+	}
+	e := entry{serial: serial, klen: len(key), off: uint32(off), vlen: uint32(len(value)), tomb: tomb, crc: crc}
+	eb, _ := w.m.stage(entrySize)
+	encodeEntry(eb, &e, w.m.g.epoch.Load())
+	g := w.d.g
+	l := loc{serial: serial, epoch: g.epoch.Load(), seg: uint32(g.idx), off: uint32(off), vlen: e.vlen, crc: crc, dev: uint16(w.dev.idx), klen: uint16(len(key))}
+	if tomb {
+		l.vlen |= tombBit
+	}
+	g.live.Add(l.size())
+	if serial > g.maxSerial.Load() {
+		g.maxSerial.Store(serial)
+	}
+	r.recs = append(r.recs, mrec{key: string(key), l: l})
+	r.tok = Token{l: l}
+	w.appended.Add(uint64(need + entrySize))
+	switch {
+	case r.kind == opMove:
+	case tomb:
+		w.dels.Add(1)
+	default:
+		w.puts.Add(1)
+	}
+	return nil
+}
+
+// switchData moves the data log to a fresh segment of the device and
+// writes a marker for it in the metadata log.
+func (w *worker) switchData(reserve int) error {
+	g, ok := w.dev.take(reserve)
+	if !ok {
+		w.s.kickCleaner()
+		return fmt.Errorf("%w: device %s has no free segment for worker %d's data log", ErrFull, w.dev.dm.name(), w.id)
+	}
+	if _, err := w.d.emit(); err != nil {
+		w.dev.give(g)
+		return err
+	}
+	if err := w.s.format(g, kindData, w.id); err != nil {
+		w.dev.give(g)
+		return err
+	}
+	if old := w.d.g; old != nil {
+		w.s.seal(old)
+	}
+	w.d.reset(g, bodyOff)
+	w.s.kickCleaner()
+	if !w.m.room(entrySize) {
+		return w.switchMeta(reserve) // writes the marker at its start
+	}
+	w.marker()
+	return nil
+}
+
+// switchMeta moves the metadata log to a fresh segment, starting it with
+// a marker of the current data segment.
+func (w *worker) switchMeta(reserve int) error {
+	g, ok := w.dev.take(reserve)
+	if !ok {
+		w.s.kickCleaner()
+		return fmt.Errorf("%w: device %s has no free segment for worker %d's metadata log", ErrFull, w.dev.dm.name(), w.id)
+	}
+	if _, err := w.m.emit(); err != nil {
+		w.dev.give(g)
+		return err
+	}
+	if err := w.s.format(g, kindMeta, w.id); err != nil {
+		w.dev.give(g)
+		return err
+	}
+	if old := w.m.g; old != nil {
+		w.s.seal(old)
+	}
+	w.m.reset(g, bodyOff)
+	if w.d.g != nil {
+		w.marker()
+	}
+	return nil
+}
+
+func (w *worker) marker() {
+	e := entry{serial: w.d.g.epoch.Load(), off: uint32(w.d.g.idx)}
+	eb, _ := w.m.stage(entrySize)
+	encodeEntry(eb, &e, w.m.g.epoch.Load())
+	w.appended.Add(entrySize)
+}
+
+// read answers a get: the record at r.l, checked against its key and CRC.
+func (w *worker) read(r *request) {
+	defer w.dev.segs[r.l.seg].unpin()
+	key, val, err := w.s.record(r.l)
+	switch {
+	case err != nil:
+		r.err = err
+		return
+	case !bytes.Equal(key, r.key):
+		if r.kind == opTokenGet {
+			r.miss = true
+			return
+		}
+		r.err = fmt.Errorf("%w: device %d segment %d offset %d holds another key than the index says", ErrCorrupt, r.l.dev, r.l.seg, r.l.off)
+		return
+	}
+	if r.kind == opTokenGet && w.s.idx.latestSerial(r.key) != r.l.serial {
+		r.miss = true
+		return
+	}
+	if r.l.tomb() {
+		r.err = ErrNotFound
+		return
+	}
+	r.val = append(make([]byte, 0, len(val)), val...)
+}
+
+// position is where this worker's logs stand (for a checkpoint, taken
+// while no operation runs).
+func (w *worker) position() chainPos {
+	p := chainPos{dev: w.dev.idx, owner: w.id}
+	if w.m.g != nil {
+		p.metaSeg, p.metaEpoch, p.off = w.m.g.idx, w.m.g.epoch.Load(), w.m.tail
+	}
+	if w.d.g != nil {
+		p.dataSeg, p.dataEpoch = w.d.g.idx, w.d.g.epoch.Load()
+	}
+	return p
+}
