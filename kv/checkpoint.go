@@ -25,7 +25,7 @@ import (
 //	end u32 CRC-32C of bytes 64..end
 const (
 	ckptFixed   = 32
-	chainSize   = 32
+	chainSize   = 40
 	ckEntrySize = 36
 	ckptPrefix  = "ckpt-"
 	ckptSuffix  = ".kcp"
@@ -75,6 +75,7 @@ func encodeCheckpoint(c *checkpoint, storeID uint64) []byte {
 		le.PutUint32(p[16:], uint32(ch.off))
 		le.PutUint32(p[20:], uint32(ch.dataSeg))
 		le.PutUint64(p[24:], ch.dataEpoch)
+		le.PutUint32(p[32:], uint32(ch.dataOff))
 		p = p[chainSize:]
 	}
 	for _, r := range c.recs {
@@ -122,7 +123,7 @@ func decodeCheckpoint(b []byte, storeID uint64) (*checkpoint, error) {
 	for range f.Size {
 		c.chains = append(c.chains, chainPos{
 			dev: int(le.Uint16(p)), owner: int(le.Uint16(p[2:])), metaSeg: int(le.Uint32(p[4:])), metaEpoch: le.Uint64(p[8:]),
-			off: int(le.Uint32(p[16:])), dataSeg: int(le.Uint32(p[20:])), dataEpoch: le.Uint64(p[24:]),
+			off: int(le.Uint32(p[16:])), dataSeg: int(le.Uint32(p[20:])), dataEpoch: le.Uint64(p[24:]), dataOff: int(le.Uint32(p[32:])),
 		})
 		p = p[chainSize:]
 	}

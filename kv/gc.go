@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/braid-pm/braid/internal/pmheader"
 )
 
 // Free segments kept back on each device: a put needs more than
@@ -161,7 +163,7 @@ func (s *Store) victims(all bool, rep *GCReport) []*victim {
 func (s *Store) clean(v *victim, floor uint64, rep *GCReport) error {
 	w := s.owner(v.g)
 	if s.broken.freeBeforeSwitch {
-		if err := s.free(v.g); err != nil {
+		if err := dataKind.Invalidate(v.g.r, v.g.mem[:pmheader.Size]); err != nil {
 			return err
 		}
 	}
@@ -196,9 +198,6 @@ func (s *Store) clean(v *victim, floor uint64, rep *GCReport) error {
 		return fmt.Errorf("kv: clean device %d segment %d: %w", v.g.dev.idx, v.g.idx, err)
 	}
 	rep.Cleaned++
-	if s.broken.freeBeforeSwitch {
-		return nil
-	}
 	if err := s.free(v.g); err != nil {
 		return err
 	}

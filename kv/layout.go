@@ -31,7 +31,8 @@ import (
 //
 // An entry with key length 0 is a marker: the entries after it commit
 // records of data segment "offset" (bytes 8..11) whose epoch is bits
-// 0..47 of word 0. Every metadata segment starts with a marker; a worker
+// 0..47 of word 0, whose log end was "value length" (bytes 12..15) when
+// the marker was written. Every metadata segment starts with a marker; a worker
 // writes one whenever it moves to a new data segment. An all-zero entry
 // ends the log. Seeding the entry CRC with the segment's epoch makes
 // entries left from a previous use of a recycled segment fail their check.
@@ -182,7 +183,7 @@ func decodeEntry(b []byte, metaEpoch uint64) (entry, int) {
 		tomb:   v&tombBit != 0,
 		crc:    binary.LittleEndian.Uint32(b[16:]),
 	}
-	if e.serial == 0 || e.marker() && (e.vlen != 0 || e.tomb || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() {
+	if e.serial == 0 || e.marker() && (e.tomb || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() {
 		return entry{}, entryBad
 	}
 	return e, entryOK

@@ -21,6 +21,7 @@ type chainPos struct {
 	off        int
 	dataSeg    int
 	dataEpoch  uint64
+	dataOff    int
 }
 
 // chain is one metadata log found at recovery.
@@ -175,6 +176,7 @@ func (s *Store) replay(ch *chain) {
 		}
 		segs, first = segs[i:], ch.start.off
 		data = s.dataSeg(ch.dev, ch.start.dataSeg, ch.start.dataEpoch)
+		ch.data, ch.dataEnd = data, ch.start.dataOff
 	}
 	for i, g := range segs {
 		off := first
@@ -218,8 +220,12 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 			break
 		}
 		if e.marker() {
-			data = s.dataSeg(ch.dev, int(e.off), e.serial)
-			dataEnd = bodyOff
+			if nd := s.dataSeg(ch.dev, int(e.off), e.serial); nd != data || data == nil {
+				data, dataEnd = nd, bodyOff
+			}
+			if data != nil {
+				dataEnd = max(dataEnd, min(int(e.vlen), data.size))
+			}
 			continue
 		}
 		ch.entries++
@@ -236,7 +242,7 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		dataEnd = max(dataEnd, int(e.off)+recSize(e.klen, int(e.vlen)))
 		rec := data.mem[e.off : int(e.off)+n]
 		ch.valueB += int64(n)
-		if persist.CRC32C(rec) != e.crc {
+		if persist.CRC32C(rec) != e.crc && !s.broken.noValueCRC {
 			ch.corrupt++ // a torn batch's value, or damage: never a value
 			continue
 		}

@@ -350,7 +350,7 @@ func (w *worker) switchMeta(reserve int) error {
 }
 
 func (w *worker) marker() {
-	e := entry{serial: w.d.g.epoch.Load(), off: uint32(w.d.g.idx)}
+	e := entry{serial: w.d.g.epoch.Load(), off: uint32(w.d.g.idx), vlen: uint32(w.d.tail)}
 	eb, _ := w.m.stage(entrySize)
 	encodeEntry(eb, &e, w.m.g.epoch.Load())
 	w.appended.Add(entrySize)
@@ -391,7 +391,7 @@ func (w *worker) position() chainPos {
 		p.metaSeg, p.metaEpoch, p.off = w.m.g.idx, w.m.g.epoch.Load(), w.m.tail
 	}
 	if w.d.g != nil {
-		p.dataSeg, p.dataEpoch = w.d.g.idx, w.d.g.epoch.Load()
+		p.dataSeg, p.dataEpoch, p.dataOff = w.d.g.idx, w.d.g.epoch.Load(), w.d.tail
 	}
 	return p
 }

@@ -1,0 +1,229 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/braid-pm/braid/internal/structtest"
+	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/crash"
+	"github.com/stretchr/testify/require"
+)
+
+// The crash tests run a store on simulated segments: 2 devices, one
+// worker each, segments of 4 KiB, and a workload of puts, deletes and
+// batches with a checkpoint and a GC pass in the middle. After every
+// crash the check recovers and requires each key to hold its last
+// acknowledged value or an in-flight one, Check to pass, and a new put to
+// win over everything recovered.
+const (
+	crashDevs    = 2
+	crashSegs    = 7
+	crashSegSize = 4096
+)
+
+func crashConfig(seed uint64, images int) crash.Config {
+	cfg := crash.Config{Seed: seed, MaxImages: images}
+	for d := range crashDevs {
+		for j := range crashSegs {
+			cfg.Regions = append(cfg.Regions, crash.Spec{Name: segRegion(d, j), Size: crashSegSize})
+		}
+	}
+	return cfg
+}
+
+func crashOptions(region func(string) *persist.Region, fs *memDir, b broken) *Options {
+	return &Options{
+		SegmentSize: crashSegSize, WorkersPerDevice: 1, GCThreshold: -1, Shards: 4,
+		media:  &simMedia{devs: crashDevs, segs: crashSegs, region: region, fs: fs},
+		broken: b,
+	}
+}
+
+type crashOp struct {
+	kind int // 0 put, 1 delete, 2 batch, 3 checkpoint, 4 gc
+	keys []string
+	vals []string
+}
+
+// crashOps is the workload's script: over 10 keys, values of 150-200 bytes
+// (so that segments fill and GC has garbage to clean).
+func crashOps(seed uint64, n int) []crashOp {
+	rnd := structtest.NewRand(seed)
+	val := func(i int) string {
+		b := make([]byte, 150+rnd.Intn(50))
+		for j := range b {
+			b[j] = byte('a' + (i+j)%26)
+		}
+		return fmt.Sprintf("%d:%s", i, b)
+	}
+	ops := []crashOp{{kind: 0, keys: []string{"k0"}, vals: []string{"first"}}}
+	for i := 1; i < n; i++ {
+		key := func() string { return fmt.Sprintf("k%d", rnd.Intn(10)) }
+		switch {
+		case i == n/3:
+			ops = append(ops, crashOp{kind: 3})
+		case i == 3*n/4:
+			ops = append(ops, crashOp{kind: 4})
+		case rnd.Intn(10) < 7:
+			ops = append(ops, crashOp{kind: 0, keys: []string{key()}, vals: []string{val(i)}})
+		case rnd.Intn(2) == 0:
+			ops = append(ops, crashOp{kind: 1, keys: []string{key()}, vals: []string{""}})
+		default:
+			op := crashOp{kind: 2}
+			for j := range 3 {
+				op.keys = append(op.keys, key())
+				if rnd.Intn(4) == 0 {
+					op.vals = append(op.vals, "")
+				} else {
+					op.vals = append(op.vals, val(i*10+j))
+				}
+			}
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// crashModel is what the workload acknowledged: the value of each key ("":
+// deleted or never written) and the operation in flight.
+type crashModel struct {
+	acked    map[string]string
+	inflight *crashOp
+	fs       *memDir // the workload's disk
+	disk     *memDir // the disk of the machine a crash image is taken of
+}
+
+func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) error {
+	return func(w *crash.Run) error {
+		m.acked, m.inflight = map[string]string{}, nil
+		m.fs = newMemDir()
+		m.fs.onWrite = func(name string) { w.Crash("wrote " + name) }
+		m.disk = m.fs
+		s, err := Open(crashOptions(w.Region, m.fs, b))
+		if err != nil {
+			return err
+		}
+		for i := range ops {
+			op := &ops[i]
+			m.inflight = op
+			switch op.kind {
+			case 0:
+				err = s.Put([]byte(op.keys[0]), []byte(op.vals[0]))
+			case 1:
+				err = s.Delete([]byte(op.keys[0]))
+			case 2:
+				var bt Batch
+				for j, k := range op.keys {
+					if op.vals[j] == "" {
+						bt.Delete([]byte(k))
+					} else {
+						bt.Put([]byte(k), []byte(op.vals[j]))
+					}
+				}
+				err = s.Apply(&bt)
+			case 3:
+				err = s.Checkpoint()
+			case 4:
+				var rep GCReport
+				rep, err = s.GC()
+				if err == nil && rep.Cleaned == 0 && !b.any() {
+					err = fmt.Errorf("the GC pass cleaned nothing: %+v", rep)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("op %d: %w", i, err)
+			}
+			for j, k := range op.keys {
+				m.acked[k] = op.vals[j]
+			}
+			m.inflight = nil
+			w.Durable(fmt.Sprintf("op %d", i))
+		}
+		return s.Close()
+	}
+}
+
+func (b broken) any() bool { return b != broken{} }
+
+func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
+	return func(img *crash.Image) error {
+		// A crash inside this check's recovery is an image of this
+		// check's machine: its disk is this one.
+		parent := m.disk
+		fs := parent.clone()
+		m.disk = fs
+		defer func() { m.disk = parent }()
+		s, err := Open(crashOptions(img.Region, fs, b))
+		if err != nil {
+			return fmt.Errorf("recovery: %w", err)
+		}
+		defer s.Close()
+		for i := range 10 {
+			k := fmt.Sprintf("k%d", i)
+			allowed := map[string]bool{m.acked[k]: true}
+			if op := m.inflight; op != nil {
+				for j, ik := range op.keys {
+					if ik == k {
+						allowed[op.vals[j]] = true
+					}
+				}
+			}
+			if img.InRecovery() && k == "k0" {
+				allowed["probe"] = true
+			}
+			v, err := s.Get([]byte(k))
+			if errors.Is(err, ErrNotFound) {
+				v, err = []byte(""), nil
+			}
+			if err != nil {
+				return fmt.Errorf("get %s: %w", k, err)
+			}
+			if !allowed[string(v)] {
+				return fmt.Errorf("key %s recovered as %q, acknowledged %q (in flight: %v)", k, v, m.acked[k], m.inflight)
+			}
+		}
+		if err := s.Check(); err != nil {
+			return err
+		}
+		// A put after recovery must win over everything recovered.
+		if err := s.Put([]byte("k0"), []byte("probe")); err != nil {
+			return fmt.Errorf("put after recovery: %w", err)
+		}
+		v, err := s.Get([]byte("k0"))
+		if err != nil || string(v) != "probe" {
+			return fmt.Errorf("after recovery, put k0=probe then get gives %q, %v", v, err)
+		}
+		return nil
+	}
+}
+
+func TestCrash(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			ops := crashOps(seed, 60)
+			m := &crashModel{}
+			rep := crash.Test(t, crashConfig(seed, 16), crashWorkload(ops, broken{}, m), crashCheck(broken{}, m))
+			t.Logf("%v", rep)
+		})
+	}
+}
+
+func TestCrashBroken(t *testing.T) {
+	for name, b := range map[string]broken{
+		"ack before fence":        {ackBeforeFence: true},
+		"no value checksum":       {noValueCRC: true},
+		"free before switch":      {freeBeforeSwitch: true},
+		"serial counter not kept": {noSerialRestore: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ops := crashOps(1, 60)
+			m := &crashModel{}
+			rep, err := crash.Check(crashConfig(1, 32), crashWorkload(ops, b, m), crashCheck(b, m))
+			require.NoError(t, err)
+			require.True(t, rep.Failed(), "the simulator did not catch %q", name)
+			t.Logf("caught: %s", rep.Failures[0].Summary())
+		})
+	}
+}
