@@ -34,7 +34,6 @@ type request struct {
 	g       *segment
 	cb      func(Token, error)
 	done    chan struct{}
-	resume  chan struct{}
 
 	// results
 	err   error
