@@ -46,8 +46,17 @@
 // ErrClosed, a write to a read-only region ErrReadOnly, bad options or
 // flags ErrInvalid, a file smaller than asked ErrTooSmall; nothing panics
 // on them. Map preallocates files with fallocate(2), so a full disk is an
-// error at Map or Grow and never a SIGBUS on a later store (see Map for
-// files you did not create).
+// error at Map or Grow and never a SIGBUS on a later store.
+//
+// # Faults
+//
+// A load or store of mapped memory whose backing is gone (a file another
+// program truncated under the mapping, poisoned media) faults. Guard runs
+// a function with such faults turned into a *MediaError (ErrMedia, which
+// matches ErrCorrupt) naming the region, the offset and the page, instead
+// of a dead process; other panics go on. It covers the calling goroutine
+// only: guard each worker. See Map for what is guaranteed of files you did
+// not create.
 //
 // # Errors (every braid package)
 //
@@ -61,6 +70,7 @@
 //	ErrInvalid      bad options or arguments                NewError("pkg: invalid argument", ErrInvalid)
 //	ErrClosed       the region is closed                    the package's own ErrClosed (its handle)
 //	ErrBusy         the area is claimed by an open handle   returned as it is
+//	ErrMedia        mapped memory faulted (Guard)           *MediaError, returned as it is (matches ErrCorrupt)
 //
 // A package's sentinel made with NewError matches persist's under
 // errors.Is, so a caller tests errors.Is(err, persist.ErrCorrupt) whatever

@@ -34,28 +34,22 @@ var fallocate = unix.Fallocate
 // durability comes from msync, unless the PMem path is forced
 // (Options.ForcePMem or BRAID_FORCE_PMEM=1).
 //
-// A mapped file that shrinks, or a sparse file on a full file system, makes
-// loads and stores fault with SIGBUS, which kills the program. Map
-// preallocates the files it creates, opens for writing or grows (unless
-// Options.Sparse), so a full disk is an error here, never a fault later.
-// For files that other programs may truncate, turn the fault into a panic
-// in the goroutine that touches the memory, and the panic into an error:
+// A mapped file that shrinks under the mapping (another program truncates
+// it), or a sparse file on a full file system, makes a load or store past
+// the file's end fault with SIGBUS, which kills the program unless the
+// access runs under Guard. What is guaranteed:
 //
-//	func read(b []byte, i int) (v byte, err error) {
-//		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-//		defer func() {
-//			switch p := recover().(type) {
-//			case nil:
-//			case runtime.Error: // a fault's has an Addr() uintptr method
-//				err = fmt.Errorf("offset %d: %w", i, p)
-//			default:
-//				panic(p)
-//			}
-//		}()
-//		return b[i], nil
-//	}
-//
-// TestTruncatedFileFaultBecomesError runs this.
+//   - Map preallocates the files it creates, opens for writing or grows
+//     (unless Options.Sparse), so a full disk is an error here or at Grow,
+//     never a fault later.
+//   - Nothing stops another program from truncating a file while it is
+//     mapped (Linux has no mandatory lock). An access past the new end,
+//     run under Guard, returns a *MediaError (errors.Is ErrMedia) naming
+//     the file and the offset; the bytes still inside the file read and
+//     write as before. braid reads every mapped file a user can truncate
+//     under Guard: sort's inputs, run files and outputs, and the records
+//     validate and gen read and write.
+//   - Unguarded, the same access is a fatal runtime fault.
 func Map(path string, opts *Options) (*Region, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path", ErrInvalid)
@@ -93,7 +87,7 @@ func Map(path string, opts *Options) (*Region, error) {
 		f, err = os.OpenFile(path, flag, 0)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("persist: open: %w", err)
+		return nil, fmt.Errorf("persist: %w", err) // "persist: open PATH: cause"
 	}
 	fail := func(err error) (*Region, error) {
 		f.Close()

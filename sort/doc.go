@@ -54,6 +54,11 @@
 // the record size, a truncated KLV record, an empty file) is reported with
 // ErrBadFormat or ErrEmpty before the output is created. A run file whose
 // header does not check out is ErrCorrupt, which wraps persist.ErrCorrupt.
+// Every read and write of a mapped file runs under persist.Guard: an input,
+// run file or output that another program truncates during the work is an
+// ErrChanged error ("IN changed size during the sort") wrapping the
+// *persist.MediaError of the fault, and the sort cleans up as on any
+// error.
 // Generate checks the size of what it is asked for (against an int64 and
 // the file system's free space, ErrNoSpace) before generating anything.
 package sort

@@ -583,6 +583,7 @@ func (j *job) newRunFile(size int64) (*mapped, error) {
 		return nil, fmt.Errorf("sort: run file: %w", err)
 	}
 	j.temps = append(j.temps, name)
+	j.runs = append(j.runs, m)
 	return m, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/braid-pm/braid/internal/invariants"
+	"github.com/braid-pm/braid/persist"
 )
 
 // klvSource walks KLV records from byte off of src, at most maxN records
@@ -381,12 +382,14 @@ func (j *job) pipeMerge(runs []*entryRun, t *loserTree, pending []uint64, em *em
 	defer func() { j.bgMerge = false }()
 	errc := make(chan error, 1)
 	go func() {
-		var err error
-		if j.l.w == 2 {
-			err = j.merge2(runs, t, pending[:half], p.handoff)
-		} else {
-			err = j.mergeN(runs, t, pending[:half], p.handoff)
-		}
+		// Its refills read the run files: guarded, as every goroutine
+		// that reads a mapped file.
+		err := persist.Guard(func() error {
+			if j.l.w == 2 {
+				return j.merge2(runs, t, pending[:half], p.handoff)
+			}
+			return j.mergeN(runs, t, pending[:half], p.handoff)
+		})
 		close(p.full)
 		errc <- err
 	}()

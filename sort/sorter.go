@@ -141,10 +141,11 @@ type Sorter struct {
 	wbufs   []byte // EMS: write buffers and gather scratch
 	indexer indexer
 	// hooks for fault-injection tests
-	failAfterRuns int    // >0: fail when this many run files exist
-	runCap        int64  // >0: at most this many entries per run (tests)
-	wbSet         bool   // the write buffer size was given
-	planned       budget // the last sort's plan (tests)
+	afterMap      func(in string) // called once the input is mapped
+	failAfterRuns int             // >0: fail when this many run files exist
+	runCap        int64           // >0: at most this many entries per run (tests)
+	wbSet         bool            // the write buffer size was given
+	planned       budget          // the last sort's plan (tests)
 }
 
 // NewSorter validates the options and sets up the pools.
@@ -285,6 +286,7 @@ type job struct {
 	rep     *Report
 	tmpDir  string
 	temps   []string
+	runs    []*mapped // the run files, for locating a fault
 	written int64
 	klvMax  int64 // largest KLV record
 	plan0   budget
@@ -326,7 +328,14 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	defer j.in.close()
 	j.src = j.in.bytes()
 	j.size = int64(len(j.src))
-	if err := j.checkInput(); err != nil {
+	if s.afterMap != nil {
+		s.afterMap(in)
+	}
+	// The input may shrink under the mapping from here on (another
+	// program truncates it): every read of it, of the run files and of
+	// the output runs under persist.Guard, and a fault is the error
+	// "IN changed size during the sort".
+	if err := j.guard(j.checkInput); err != nil {
 		return nil, err
 	}
 	mode, err := j.plan()
@@ -363,14 +372,16 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	}()
 	j.ph.stop()
 
-	switch mode {
-	case OnePass:
-		err = j.onePass()
-	case MergePass:
-		err = j.mergePass()
-	case EMS:
-		err = j.ems()
-	}
+	err = j.guard(func() error {
+		switch mode {
+		case OnePass:
+			return j.onePass()
+		case MergePass:
+			return j.mergePass()
+		default:
+			return j.ems()
+		}
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"unsafe"
 
 	"github.com/braid-pm/braid/persist"
 	"golang.org/x/sys/unix"
@@ -24,6 +25,17 @@ type mapped struct {
 	// sparse: the file was not preallocated; put allocates the pages it
 	// writes (and reports a full file system) before storing to them.
 	sparse bool
+	// addr and size are where the file was mapped, kept after close to
+	// locate a fault (mediaError).
+	addr uintptr
+	size int
+}
+
+// newMapped describes the mapping r of path.
+func newMapped(path, label string, r *persist.Region, sparse bool) *mapped {
+	b := r.Bytes()
+	return &mapped{path: path, label: label, r: r, data: b, sparse: sparse,
+		addr: uintptr(unsafe.Pointer(unsafe.SliceData(b))), size: len(b)}
 }
 
 // createMapped creates path (which must not exist) with size bytes.
@@ -60,7 +72,7 @@ func createMappedAs(path, label string, size int64, force bool) (*mapped, error)
 	if err != nil {
 		return nil, fmt.Errorf("create %s (%d bytes): %w", label, size, err)
 	}
-	return &mapped{path: path, label: label, r: r, data: r.Bytes(), sparse: sparse}, nil
+	return newMapped(path, label, r, sparse), nil
 }
 
 var (
@@ -109,7 +121,7 @@ func openMapped(path string) (*mapped, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
-	return &mapped{path: path, r: r, data: r.Bytes()}, nil
+	return newMapped(path, "", r, false), nil
 }
 
 func (m *mapped) bytes() []byte { return m.data }

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+
+	"github.com/braid-pm/braid/persist"
 )
 
 // Summary is what valsort computes for a sequence of records; it is also
@@ -59,15 +61,29 @@ func Validate(ctx context.Context, path string, o ValidateOptions) (*Summary, er
 		return nil, err
 	}
 	defer m.close()
-	s, err := ValidateBytes(ctx, m.bytes(), o)
+	if validateAfterMap != nil {
+		validateAfterMap(path)
+	}
+	// The file may shrink under the mapping (another program truncates
+	// it): read under persist.Guard, a fault is "PATH changed size
+	// during validation".
+	var s *Summary
+	err = persist.Guard(func() error {
+		s, err = ValidateBytes(ctx, m.bytes(), o)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, mediaError(err, "validation", m)
 	}
 	// The mapping goes away: keep copies of the records the summary names.
 	s.First = append([]byte(nil), s.First...)
 	s.Last = append([]byte(nil), s.Last...)
 	return s, nil
 }
+
+// validateAfterMap, if set (tests), is called once Validate has mapped
+// the file.
+var validateAfterMap func(path string)
 
 // ValidateBytes is Validate on an in-memory image. The Summary's First and
 // Last alias b.

@@ -345,10 +345,11 @@ const exitStatuses = `Exit status:
        it, not a regular file); -profile a directory or device, in a
        directory that does not exist or is not writable, or the -file
        itself
+  129  hung up (SIGHUP: the terminal was closed)
   130  interrupted (SIGINT, SIGTERM)
   141  the reader of the report went away (stdout a closed pipe, as in
        pmbench | head), quietly
-  With 1, 130 and 141 the measured file is closed and, unless -keep,
+  With 1, 129, 130 and 141 the measured file is closed and, unless -keep,
   removed first; with 2 nothing was created or changed.`
 
 // byteSize is a flag.Value for sizes such as 4096, 64K, 256M, 1G or 1GiB.

@@ -20,8 +20,8 @@
 //
 // The exit statuses are listed by pmbench -h (exitStatuses) and in
 // README.md: 0 success, 1 the work failed, 2 the command line is wrong
-// (found before anything is measured), 130 interrupted, 141 the report's
-// reader went away.
+// (found before anything is measured), 129 hung up, 130 interrupted, 141
+// the report's reader went away.
 package main
 
 import (
@@ -34,14 +34,29 @@ import (
 	"syscall"
 )
 
+// errHangup is the cause of the cancellation on SIGHUP.
+var errHangup = errors.New("hangup")
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal was closed) stops the run like Ctrl-C, so that
+	// the measured file is removed instead of left on tmpfs, where a next
+	// pmbench would refuse to start over it.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		if <-sigs == syscall.SIGHUP {
+			cancel(errHangup)
+		} else {
+			cancel(context.Canceled)
+		}
+	}()
 	// A write to a closed pipe is then the error EPIPE that run handles
 	// (removing the file), not a SIGPIPE that kills the process before
 	// the deferred clean-up runs.
 	signal.Ignore(syscall.SIGPIPE)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
 
@@ -50,6 +65,7 @@ const (
 	exitOK          = 0
 	exitFail        = 1
 	exitUsage       = 2
+	exitHangup      = 128 + 1 // SIGHUP: the terminal went away
 	exitInterrupted = 130
 	exitBrokenPipe  = 128 + 13 // what a shell reports for a process SIGPIPE killed
 )
@@ -68,6 +84,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := measure(ctx, cfg, stdout, stderr); err != nil {
 		if errors.Is(err, context.Canceled) {
+			if context.Cause(ctx) == errHangup {
+				fmt.Fprintln(stderr, "pmbench: hung up (SIGHUP)")
+				return exitHangup
+			}
 			fmt.Fprintln(stderr, "pmbench: interrupted")
 			return exitInterrupted
 		}

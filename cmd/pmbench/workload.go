@@ -276,6 +276,8 @@ func (b *bench) runGroups(groups []group, d time.Duration, timed bool) ([]sample
 		ready, done sync.WaitGroup
 		start       = make(chan struct{})
 		workers     = make([][]*worker, len(groups))
+		failed      = make(chan struct{}) // closed when a worker faults
+		failOnce    sync.Once
 	)
 	for gi := range groups {
 		g := &groups[gi]
@@ -293,7 +295,17 @@ func (b *bench) runGroups(groups []group, d time.Duration, timed bool) ([]sample
 				defer runtime.UnlockOSThread()
 				ready.Done()
 				<-start
-				w.loop(&stop)
+				// A -file truncated by another program under the
+				// mapping faults: an error naming the offset, and the
+				// file is removed, instead of a dead process.
+				err := b.r.Guard(func() error {
+					w.loop(&stop)
+					return nil
+				})
+				if err != nil {
+					w.err = err
+					failOnce.Do(func() { close(failed) })
+				}
 			}()
 		}
 	}
@@ -304,6 +316,8 @@ func (b *bench) runGroups(groups []group, d time.Duration, timed bool) ([]sample
 	select {
 	case <-timer.C:
 	case <-b.ctx.Done():
+		timer.Stop()
+	case <-failed:
 		timer.Stop()
 	}
 	stop.Store(true)

@@ -12,8 +12,8 @@
 //
 // The exit statuses are listed by pmsort -h (exitStatuses) and in
 // sort/README.md: 0 success, 1 the work failed, 2 the command line is
-// wrong (found before any work), 130 interrupted, 141 the reader of the
-// output went away.
+// wrong (found before any work), 3 an internal error (a bug), 129 hung up,
+// 130 interrupted, 141 the reader of the output went away.
 package main
 
 import (
@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +37,8 @@ const (
 	exitOK          = 0
 	exitFail        = 1
 	exitUsage       = 2
+	exitInternal    = 3
+	exitHangup      = 128 + 1 // SIGHUP: the terminal went away
 	exitInterrupted = 130
 	exitBrokenPipe  = 128 + 13 // what a shell reports for a process SIGPIPE killed
 )
@@ -57,25 +60,36 @@ const exitStatuses = `Exit status:
        directory (of an output, -tmp, -dir) that does not exist or is
        not writable; a -profile that cannot be loaded; a record count
        no file can hold
+  3    an internal error: a bug in pmsort, reported with its stack
+       (please report it); partial output is removed
+  129  hung up (SIGHUP: the terminal was closed); partial output is
+       removed, as for 130
   130  interrupted (SIGINT, SIGTERM); partial output is removed (a
        SIGKILL or power loss leaves sort's temporary files: pmsort sort -h)
   141  the reader of the output went away (SIGPIPE, as in
        pmsort bench | head); partial output is removed, nothing printed`
 
-// errBrokenPipe is the cause of the cancellation on SIGPIPE.
-var errBrokenPipe = errors.New("broken pipe")
+// The causes of the cancellation on SIGPIPE and SIGHUP.
+var (
+	errBrokenPipe = errors.New("broken pipe")
+	errHangup     = errors.New("hangup")
+)
 
 func main() {
-	// SIGPIPE too: a reader that went away (pmsort bench | head) stops the
-	// work like Ctrl-C does, and the input and output files are removed,
+	// SIGPIPE and SIGHUP too: a reader that went away (pmsort bench |
+	// head) or a terminal that was closed stops the work like Ctrl-C
+	// does, and the temporary, input and output files are removed,
 	// instead of the process dying with them in place.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
-		if s := <-sigs; s == syscall.SIGPIPE {
+		switch <-sigs {
+		case syscall.SIGPIPE:
 			cancel(errBrokenPipe)
-		} else {
+		case syscall.SIGHUP:
+			cancel(errHangup)
+		default:
 			cancel(context.Canceled)
 		}
 	}()
@@ -110,8 +124,17 @@ func (e *cmdError) Unwrap() error { return e.err }
 // its results to stdout and its diagnostics to stderr.
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
-// run is pmsort without the process: it returns the exit status.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// run is pmsort without the process: it returns the exit status. A panic
+// (a bug) is exit status 3 with its stack, after the deferred clean-up of
+// the command that panicked has run, not the runtime's exit status 2,
+// which means bad usage here.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "pmsort: internal error (a bug in pmsort; please report it): %v\n\n%s", p, debug.Stack())
+			code = exitInternal
+		}
+	}()
 	root := &cobra.Command{
 		Use:           "pmsort",
 		Short:         "WiscSort external sorter for byte-addressable storage",
@@ -181,8 +204,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		if errors.Is(context.Cause(ctx), errBrokenPipe) {
+		switch context.Cause(ctx) {
+		case errBrokenPipe:
 			return exitBrokenPipe // quietly, as a process SIGPIPE kills
+		case errHangup:
+			fmt.Fprintln(stderr, "pmsort: hung up (SIGHUP)")
+			return exitHangup
 		}
 		fmt.Fprintln(stderr, "pmsort: interrupted")
 		return exitInterrupted

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/braid-pm/braid/internal/structtest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSignalsProcess: pmbench as a process, stopped by SIGHUP (the
+// terminal closed), SIGINT or SIGTERM while it measures, removes its -file
+// (on tmpfs it is RAM, and a next pmbench would refuse to start over it)
+// and exits 129 or 130, saying so.
+func TestSignalsProcess(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		msg  string
+	}{
+		{syscall.SIGHUP, exitHangup, "pmbench: hung up (SIGHUP)\n"},
+		{syscall.SIGINT, exitInterrupted, "pmbench: interrupted\n"},
+		{syscall.SIGTERM, exitInterrupted, "pmbench: interrupted\n"},
+	} {
+		file := filepath.Join(structtest.TempShm(t), "bench.pm")
+		cmd := exec.Command(os.Args[0], "-force-pmem", "-file", file, "-size", "8M", "-duration", "1m", "-threads", "1")
+		cmd.Env = append(os.Environ(), "PMBENCH_TEST_MAIN=1")
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &stderr
+		require.NoError(t, cmd.Start())
+		for i := 0; i < 20000; i++ { // until the file exists (bounded)
+			if _, err := os.Stat(file); err == nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		require.FileExists(t, file)
+		require.NoError(t, cmd.Process.Signal(c.sig))
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%v: %s", c.sig, stderr.String())
+		require.Equal(t, c.code, ee.ExitCode(), "%v: %s", c.sig, stderr.String())
+		require.Equal(t, c.msg, stderr.String(), "%v", c.sig)
+		require.NoFileExists(t, file, "%v: the file is removed", c.sig)
+	}
+}
+
+// TestFileShrinksProcess: the -file truncated by another program while
+// pmbench measures it is an error naming the offset (exit status 1, the
+// file removed), not a runtime fault dump.
+func TestFileShrinksProcess(t *testing.T) {
+	file := filepath.Join(structtest.TempShm(t), "bench.pm")
+	cmd := exec.Command(os.Args[0], "-force-pmem", "-file", file, "-size", "8M", "-duration", "1m", "-threads", "1")
+	cmd.Env = append(os.Environ(), "PMBENCH_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &stderr
+	require.NoError(t, cmd.Start())
+	for i := 0; i < 20000; i++ { // until the file exists (bounded)
+		if _, err := os.Stat(file); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, os.Truncate(file, 4096))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", stderr.String())
+	require.Equal(t, exitFail, ee.ExitCode(), "%s", stderr.String())
+	require.Contains(t, stderr.String(), "persist: media error: fault at offset ")
+	require.Contains(t, stderr.String(), " of "+file)
+	require.NotContains(t, stderr.String(), "goroutine")
+	require.NoFileExists(t, file)
+}
