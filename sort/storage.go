@@ -203,14 +203,6 @@ func (m *mapped) sync() error {
 	return m.r.Sync()
 }
 
-// info describes the mapping (which flush path runs).
-func (m *mapped) info() string {
-	if m.r == nil {
-		return m.path + ": empty"
-	}
-	return m.r.String()
-}
-
 func (m *mapped) close() error {
 	if m.r == nil {
 		return nil
