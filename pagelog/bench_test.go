@@ -2,11 +2,10 @@ package pagelog_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/pagelog"
 	"github.com/braid-pm/braid/persist"
 )
@@ -48,7 +47,7 @@ var benchVariants = []benchVariant{
 func benchStore(b *testing.B, o pagelog.Options) *pagelog.Store {
 	b.Helper()
 	o.Pages = benchData / o.PageSize
-	size, err := pagelog.Size(&o)
+	size, err := pagelog.Footprint(&o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,20 +58,7 @@ func benchStore(b *testing.B, o pagelog.Options) *pagelog.Store {
 	return s
 }
 
-func benchRegion(b *testing.B, size int) *persist.Region {
-	dir := "/dev/shm"
-	if _, err := os.Stat(dir); err != nil {
-		dir = os.TempDir()
-	}
-	path := filepath.Join(dir, fmt.Sprintf("braid-pagelog-bench-%d.pm", os.Getpid()))
-	r, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true, ForcePMem: true})
-	os.Remove(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { r.Close() })
-	return r
-}
+func benchRegion(b *testing.B, size int) *persist.Region { return structtest.MapShm(b, size) }
 
 // BenchmarkPageWrite measures durable page writes of random pages (or
 // sequential ones: cow-seqpid, the order of PMDK's pmemblk benchmark in

@@ -370,7 +370,7 @@ func TestReadOnly(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "pages")
 			o := c
 			o.PageSize, o.Pages, o.Slots, o.MicroLogLines = 256, 4, 6, 2
-			size, err := pagelog.Size(&o)
+			size, err := pagelog.Footprint(&o)
 			require.NoError(t, err)
 			rw, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true})
 			require.NoError(t, err)

@@ -113,7 +113,7 @@ func (bp *bufferPool) flush() error {
 // added are all there.
 func Example_bufferPool() {
 	o := &pagelog.Options{Pages: 32}
-	size, _ := pagelog.Size(o)
+	size, _ := pagelog.Footprint(o)
 	r, _ := persist.Anonymous(size, nil) // persist.Map on a PMem file in real use
 	defer r.Close()
 	st, _ := pagelog.Create(r, o)

@@ -3,8 +3,10 @@ package pagelog
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math/bits"
+
+	"github.com/braid-pm/braid/internal/pmheader"
+	"github.com/braid-pm/braid/persist"
 )
 
 // The superblock: the first 64 bytes of the store, little-endian.
@@ -34,8 +36,6 @@ const (
 	knownFlags     = flagPayloadCRC
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // super is the decoded superblock.
 type super struct {
 	layout     Layout
@@ -61,7 +61,7 @@ func encodeSuper(b []byte, s super) {
 		le.PutUint32(b[40:], flagPayloadCRC)
 	}
 	le.PutUint32(b[44:], uint32(s.logBytes))
-	le.PutUint32(b[56:], crc32.Checksum(b[:56], castagnoli))
+	le.PutUint32(b[56:], persist.CRC32C(b[:56]))
 }
 
 // decodeSuper checks and decodes a superblock (at least superUsed bytes).
@@ -74,12 +74,12 @@ func decodeSuper(b []byte) (super, error) {
 		var fixed [56]byte
 		copy(fixed[:], b[:56])
 		le.PutUint64(fixed[:], magic)
-		if crc32.Checksum(fixed[:], castagnoli) == le.Uint32(b[56:]) {
+		if persist.CRC32C(fixed[:]) == le.Uint32(b[56:]) {
 			return s, corrupt("superblock magic %q, want %q", b[0:8], "braidPGL")
 		}
-		return s, fmt.Errorf("%w: magic %q, want %q", ErrBadFormat, b[0:8], "braidPGL")
+		return s, fmt.Errorf("%w: the superblock holds %s", ErrBadFormat, pmheader.Identify(b))
 	}
-	if c, want := le.Uint32(b[56:]), crc32.Checksum(b[:56], castagnoli); c != want {
+	if c, want := le.Uint32(b[56:]), persist.CRC32C(b[:56]); c != want {
 		return s, corrupt("superblock checksum %#08x, computed %#08x", c, want)
 	}
 	if r := le.Uint32(b[60:]); r != 0 {
@@ -339,32 +339,45 @@ func (g *geometry) verStep(a, b uint64) int {
 // CRC32C of the payload, then of pid and seq, so the CRC of a zero page is
 // computed once at Create.
 func pageCRC(pid, seq uint64, page []byte) uint32 {
-	return crcTail(crc32.Update(0, castagnoli, page), pid, seq)
+	return crcTail(persist.CRC32C(page), pid, seq)
 }
 
 // payloadCRC is the payload checksum of a copy-on-write page (payload CRC
 // option): CRC32C of the payload, then of the page id, so a header naming
 // the wrong slot fails the check even if its own check passed.
 func payloadCRC(pid uint64, page []byte) uint32 {
-	return crcWord(crc32.Update(0, castagnoli, page), pid)
+	return crcWord(persist.CRC32C(page), pid)
 }
 
-// crcTail continues CRC c over pid and seq (little-endian) byte by byte with
-// the table, as crc32.Update does for short inputs: a slice of a local
-// array handed to crc32.Update would escape and allocate on every write.
+// crcTail continues CRC c over pid and seq (little-endian).
 func crcTail(c uint32, pid, seq uint64) uint32 {
 	return crcWord(crcWord(c, pid), seq)
 }
 
-// crcWord continues CRC c over the 8 little-endian bytes of v.
+// crcWord continues CRC c over the 8 little-endian bytes of v, as
+// persist.UpdateCRC32C would, byte by byte through crcBytes: a slice of a
+// local array handed to persist.UpdateCRC32C escapes (its portable twin
+// calls hash/crc32) and would allocate on every page write. TestCRCTail
+// checks it against persist.UpdateCRC32C.
 func crcWord(c uint32, v uint64) uint32 {
 	c = ^c
 	for range 8 {
-		c = castagnoli[byte(c)^byte(v)] ^ c>>8
+		c = crcBytes[byte(c)^byte(v)] ^ c>>8
 		v >>= 8
 	}
 	return ^c
 }
+
+// crcBytes[i] is the CRC-32C register step of byte i (reflected, no
+// conditioning), taken from persist.UpdateCRC32C: ^UpdateCRC32C(^0, {i}).
+var crcBytes = func() (t [256]uint32) {
+	var b [1]byte
+	for i := range t {
+		b[0] = byte(i)
+		t[i] = ^persist.UpdateCRC32C(^uint32(0), b[:])
+	}
+	return t
+}()
 
 // Micro-log entries. Each lane's micro log is a walog PopLog (one barrier
 // per append, a CRC-32C per entry) in the lane's log area; an entry is the

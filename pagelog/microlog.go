@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
@@ -62,17 +63,60 @@ func (s *Store) logOptions(l int) *walog.Options {
 	}
 }
 
-// logError turns an error of lane l's walog into one of this package.
+// logError turns an error of lane l's walog into one of this package: a
+// damaged, missing or foreign micro log is ErrCorrupt (the superblock says
+// a log is there), a read-only or closed region this package's ErrReadOnly
+// or closed-region error. The text is this package's, with walog's detail
+// after it (walog's own prefix and sentinel are not repeated); errors.Is
+// and errors.As find walog's error too.
 func logError(l int, err error) error {
+	var kind error
 	switch {
 	case errors.Is(err, persist.ErrReadOnly):
-		return fmt.Errorf("%w: recovery must write the micro log of lane %d: %w", ErrReadOnly, l, err)
+		kind = ErrReadOnly
 	case errors.Is(err, persist.ErrClosed):
-		return fmt.Errorf("pagelog: micro log of lane %d: %w", l, err)
-	case errors.Is(err, walog.ErrCorrupt), errors.Is(err, walog.ErrNoLog), errors.Is(err, walog.ErrBadFormat), errors.Is(err, walog.ErrInvalid):
-		return fmt.Errorf("%w: micro log of lane %d: %w", ErrCorrupt, l, err)
+		kind = errRegionClosed
+	case errors.Is(err, walog.ErrCorrupt), errors.Is(err, walog.ErrNoLog), errors.Is(err, walog.ErrBadFormat), errors.Is(err, walog.ErrInvalid), errors.Is(err, walog.ErrTooSmall):
+		kind = ErrCorrupt
 	}
-	return fmt.Errorf("pagelog: micro log of lane %d: %w", l, err)
+	return &laneError{kind: kind, lane: l, err: err}
+}
+
+// laneError is an error of a lane's micro log (see logError).
+type laneError struct {
+	kind error // this package's sentinel, or nil
+	lane int
+	err  error // walog's error
+}
+
+func (e *laneError) Error() string {
+	head := "pagelog"
+	if e.kind != nil {
+		head = e.kind.Error()
+	}
+	return fmt.Sprintf("%s: micro log of lane %d: %s", head, e.lane, walogDetail(e.err))
+}
+
+func (e *laneError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.err}
+	}
+	return []error{e.kind, e.err}
+}
+
+// walogDetail is the text of a walog error without walog's package prefix
+// and sentinel ("walog: corrupt log: entry ..." is "entry ...").
+func walogDetail(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "walog: ")
+	for _, s := range []error{walog.ErrCorrupt, walog.ErrNoLog, walog.ErrBadFormat, walog.ErrInvalid, walog.ErrReadOnly, walog.ErrTooSmall} {
+		if rest, ok := strings.CutPrefix(msg, strings.TrimPrefix(s.Error(), "walog: ")); ok && (rest == "" || rest[0] == ':' || rest[0] == ' ') {
+			if rest = strings.TrimLeft(rest, ": "); rest != "" {
+				return rest
+			}
+			return msg
+		}
+	}
+	return msg
 }
 
 // writeMicro writes the dirty lines of page pid through lane ln's micro

@@ -2,9 +2,9 @@ package pagelog_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/pagelog"
@@ -25,13 +25,13 @@ func TestModel(t *testing.T) {
 }
 
 func runModel(t *testing.T, c pagelog.Options, seed uint64, ops int) {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	ps := []int{256, 512, 1024, 4096}[rng.IntN(4)]
-	pages := 1 + rng.IntN(12)
-	spares := 1 + rng.IntN(4)
+	rng := structtest.NewRand(seed<<32 | 0x5eed)
+	ps := []int{256, 512, 1024, 4096}[rng.Intn(4)]
+	pages := 1 + rng.Intn(12)
+	spares := 1 + rng.Intn(4)
 	o := c
-	o.PageSize, o.Pages, o.Slots, o.MicroLogLines = ps, pages, pages+spares, 1+rng.IntN(ps/64)
-	if o.Layout == pagelog.Packed && rng.IntN(2) == 0 {
+	o.PageSize, o.Pages, o.Slots, o.MicroLogLines = ps, pages, pages+spares, 1+rng.Intn(ps/64)
+	if o.Layout == pagelog.Packed && rng.Intn(2) == 0 {
 		o.PIDBits = 45 // 2 version bits: versions wrap every 4 writes of a page
 	}
 	t.Logf("seed %d: %+v", seed, o)
@@ -45,8 +45,8 @@ func runModel(t *testing.T, c pagelog.Options, seed uint64, ops int) {
 	}
 	buf := make([]byte, ps)
 	for i := range ops {
-		p := uint64(rng.IntN(pages))
-		switch k := rng.IntN(20); {
+		p := uint64(rng.Intn(pages))
+		switch k := rng.Intn(20); {
 		case k < 8:
 			page := pattern(p, i+1, ps)
 			require.NoError(t, s.Write(p, page), "op %d: Write(%d)", i, p)
@@ -54,8 +54,8 @@ func runModel(t *testing.T, c pagelog.Options, seed uint64, ops int) {
 		case k < 15:
 			page := append([]byte(nil), get(p)...)
 			mask := pagelog.NewLines(ps)
-			for range 1 + rng.IntN(ps/64) {
-				ln := rng.IntN(ps / 64)
+			for range 1 + rng.Intn(ps/64) {
+				ln := rng.Intn(ps / 64)
 				mask.Set(ln)
 				fillPattern(page[ln*64:ln*64+64], p, i+1)
 			}

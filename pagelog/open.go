@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
@@ -16,61 +15,92 @@ import (
 // (ErrBadFormat or ErrCorrupt); run Create again. A read-only region is
 // ErrReadOnly, a closed one an error wrapping persist.ErrClosed.
 func Create(r *persist.Region, opts *Options) (_ *Store, err error) {
-	if r == nil {
-		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
-	}
-	if err := r.Writable(); err != nil {
-		if errors.Is(err, persist.ErrReadOnly) {
-			return nil, fmt.Errorf("%w: Create needs a writable region", ErrReadOnly)
-		}
-		return nil, fmt.Errorf("pagelog: Create: %w", err)
-	}
-	o, err := opts.withDefaults()
+	g, o, err := createGeometry(r, opts)
 	if err != nil {
 		return nil, err
-	}
-	avail := r.Size() - o.Offset
-	if avail < 0 {
-		return nil, fmt.Errorf("%w: offset %d is beyond the %d-byte region", ErrTooSmall, o.Offset, r.Size())
-	}
-	if o.Pages == 0 {
-		n, err := o.fit(avail)
-		if err != nil {
-			return nil, err
-		}
-		o.fillPages(n)
-		if err := o.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC, o.MicroLogBytes)
-	if err != nil {
-		return nil, err
-	}
-	if g.size > avail {
-		return nil, fmt.Errorf("%w: %d pages of %d B in %d slots need %d bytes, the region has %d from offset %d", ErrTooSmall, g.pages, g.pageSize, g.slots, g.size, avail, o.Offset)
 	}
 	s := newStore(r, g, o)
 	if err := s.claim(); err != nil {
 		return nil, err
 	}
 	defer s.abandonOnError(&err)
-	mem := s.mem
-
 	// The old superblock goes first, so a crash below cannot leave an old
 	// superblock over half-formatted headers.
-	if persist.Load64(mem) != 0 {
-		persist.Store64(mem, 0)
-		if err := r.Persist(mem[:8]); err != nil {
+	if persist.Load64(s.mem) != 0 {
+		persist.Store64(s.mem, 0)
+		if err := r.Persist(s.mem[:8]); err != nil {
 			return nil, err
 		}
 	}
+	if err := s.formatHeaders(); err != nil {
+		return nil, err
+	}
+	if err := s.createLogs(); err != nil {
+		return nil, err
+	}
+	// The pages, zeroed, and everything before them durable.
+	if err := r.Set(s.mem[g.slotOff:g.slotOff+g.pages*g.pageSize], 0, persist.NoDrain); err != nil {
+		return nil, err
+	}
+	if err := r.Drain(); err != nil {
+		return nil, err
+	}
+	encodeSuper(s.mem, super{layout: g.layout, pageSize: g.pageSize, pidBits: int(g.pidBits), pages: g.pages, slots: g.slots, payloadCRC: g.crc, logBytes: g.logStride})
+	if err := r.Persist(s.mem[:superUsed]); err != nil {
+		return nil, err
+	}
+	s.initTables()
+	return s, nil
+}
 
-	clear(mem[g.hdrOff:g.logOff])
+// createGeometry checks the region and the options of a Create and
+// computes the store's geometry: with Pages 0, as many pages as fit.
+func createGeometry(r *persist.Region, opts *Options) (geometry, Options, error) {
+	if r == nil {
+		return geometry{}, Options{}, fmt.Errorf("%w: nil region", ErrInvalid)
+	}
+	if err := r.Writable(); err != nil {
+		return geometry{}, Options{}, regionErr(err, "Create needs a writable region")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return geometry{}, o, err
+	}
+	avail := r.Size() - o.Offset
+	if avail < 0 {
+		return geometry{}, o, fmt.Errorf("%w: offset %d is beyond the %d-byte region", ErrTooSmall, o.Offset, r.Size())
+	}
+	if o.Pages == 0 {
+		n, err := o.fit(avail)
+		if err != nil {
+			return geometry{}, o, err
+		}
+		o.fillPages(n)
+		if err := o.Validate(); err != nil {
+			return geometry{}, o, err
+		}
+	}
+	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC, o.MicroLogBytes)
+	if err != nil {
+		return g, o, err
+	}
+	if g.size > avail {
+		return g, o, fmt.Errorf("%w: %d pages of %d B in %d slots need %d bytes, the region has %d from offset %d", ErrTooSmall, g.pages, g.pageSize, g.slots, g.size, avail, o.Offset)
+	}
+	return g, o, nil
+}
+
+// formatHeaders writes the slot header table of a new store and flushes it
+// (no fence): page p current in slot p at version 1, the spares unused
+// (Checksum: the homes at seq 0 with the CRC of a zero page, the backups
+// empty).
+func (s *Store) formatHeaders() error {
+	g := &s.g
+	clear(s.mem[g.hdrOff:g.logOff])
 	le := binary.LittleEndian
 	var zeroCRC uint32
 	if g.layout == Checksum || g.crc {
-		zeroCRC = crc32.Update(0, castagnoli, make([]byte, g.pageSize))
+		zeroCRC = persist.CRC32C(make([]byte, g.pageSize))
 	}
 	for i := 0; i < g.slots; i++ {
 		h := s.hdr(i)
@@ -91,38 +121,35 @@ func Create(r *persist.Region, opts *Options) (_ *Store, err error) {
 			le.PutUint64(h[g.crcOff:], seal(uint64(crcWord(zeroCRC, p))))
 		}
 	}
-	if err := r.Flush(mem[g.hdrOff:g.logOff]); err != nil {
-		return nil, err
-	}
-	if g.layout != Checksum {
-		for l := range s.lanes {
-			wl, err := walog.Create(r, s.logOptions(l))
-			if err != nil {
-				return nil, logError(l, err)
-			}
-			s.lanes[l].log = wl
-		}
-	}
-	if err := r.Set(mem[g.slotOff:g.slotOff+g.pages*g.pageSize], 0, persist.NoDrain); err != nil {
-		return nil, err
-	}
-	if err := r.Drain(); err != nil {
-		return nil, err
-	}
-	encodeSuper(mem, super{layout: g.layout, pageSize: g.pageSize, pidBits: int(g.pidBits), pages: g.pages, slots: g.slots, payloadCRC: g.crc, logBytes: g.logStride})
-	if err := r.Persist(mem[:superUsed]); err != nil {
-		return nil, err
-	}
+	return s.r.Flush(s.mem[g.hdrOff:g.logOff])
+}
 
-	if g.layout != Checksum {
+// createLogs creates every lane's micro log (copy-on-write layouts).
+func (s *Store) createLogs() error {
+	if s.g.layout == Checksum {
+		return nil
+	}
+	for l := range s.lanes {
+		wl, err := walog.Create(s.r, s.logOptions(l))
+		if err != nil {
+			return logError(l, err)
+		}
+		s.lanes[l].log = wl
+	}
+	return nil
+}
+
+// initTables sets the DRAM state of a new store: page p in slot p at
+// version 1, lane l's spare slot Pages()+l.
+func (s *Store) initTables() {
+	if s.g.layout != Checksum {
 		for p := range s.pt {
 			s.pt[p] = entry{ver: 1, slot: uint32(p)}
 		}
 	}
 	for l := range s.lanes {
-		s.lanes[l].spare = uint32(g.pages + l)
+		s.lanes[l].spare = uint32(s.g.pages + l)
 	}
-	return s, nil
 }
 
 // Open opens the store in r and recovers it: it reads and checks every
@@ -153,7 +180,7 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
 	}
 	if err := r.Readable(); err != nil {
-		return nil, fmt.Errorf("pagelog: Open: %w", err)
+		return nil, regionErr(err, "Open")
 	}
 	ro := errors.Is(r.Writable(), persist.ErrReadOnly)
 	var o Options
@@ -256,7 +283,7 @@ func (s *Store) claim() error {
 		rel, err := s.r.Claim(s.off+a[0], a[1]-a[0], "pagelog store")
 		if err != nil {
 			s.unclaim()
-			return fmt.Errorf("pagelog: %w", err)
+			return err // persist.ErrBusy, naming both structures
 		}
 		s.releases = append(s.releases, rel)
 	}

@@ -318,15 +318,20 @@ func (e *tooLargeError) Error() string {
 
 func (e *tooLargeError) Unwrap() error { return ErrTooSmall }
 
-// Size returns the number of bytes a store with these options needs (Pages
-// must be set). Use it to size the region before Create.
-func Size(opts *Options) (int, error) {
+// Size is Footprint.
+//
+// Deprecated: use Footprint, the name every braid structure uses.
+func Size(opts *Options) (int, error) { return Footprint(opts) }
+
+// Footprint returns the number of bytes a store with these options needs
+// (Pages must be set). Use it to size the region before Create.
+func Footprint(opts *Options) (int, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return 0, err
 	}
 	if o.Pages == 0 {
-		return 0, fmt.Errorf("%w: Size needs Pages", ErrInvalid)
+		return 0, fmt.Errorf("%w: Footprint needs Pages", ErrInvalid)
 	}
 	g, err := newGeometry(o.Layout, o.PageSize, o.Pages, o.Slots, o.PIDBits, o.PayloadCRC, o.MicroLogBytes)
 	if err != nil {

@@ -2,14 +2,14 @@ package pagelog_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/pagelog"
@@ -35,34 +35,40 @@ func cfgName(o pagelog.Options) string {
 // used is the used bit of a sealed page-id word's data.
 const used = 1 << 47
 
+// packedData is the data of a used Packed header of a store with 3 pid
+// bits: version pvn of page pid.
+func packedData(pvn, pid uint64) uint64 { return used | pvn<<3 | pid }
+
 // anon maps an anonymous region of size bytes, closed at the end of the test.
-func anon(t testing.TB, size int) *persist.Region {
-	t.Helper()
-	r, err := persist.Anonymous(size, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	return r
+func anon(t testing.TB, size int) *persist.Region { return structtest.Region(t, size) }
+
+// closed tells the error of Check on a closed store (or one whose region
+// was closed), which Checked skips.
+func closed(err error) bool {
+	return errors.Is(err, pagelog.ErrClosed) || errors.Is(err, persist.ErrClosed)
 }
 
-// mustCreate creates a store in a region of exactly the size it needs.
+// mustCreate creates a store in a region of exactly the size it needs;
+// its Check runs when the test ends, unless it was closed.
 func mustCreate(t testing.TB, o pagelog.Options) (*pagelog.Store, *persist.Region) {
 	t.Helper()
-	n, err := pagelog.Size(&o)
+	n, err := pagelog.Footprint(&o)
 	require.NoError(t, err)
 	r := anon(t, n)
 	s, err := pagelog.Create(r, &o)
 	require.NoError(t, err)
-	return s, r
+	return structtest.Checked(t, s, closed), r
 }
 
-// reopen closes s and opens the store in r again, checking it.
+// reopen closes s and opens the store in r again, checking it now and
+// when the test ends.
 func reopen(t testing.TB, s *pagelog.Store, r *persist.Region, o *pagelog.Options) *pagelog.Store {
 	t.Helper()
 	require.NoError(t, s.Close())
 	s2, err := pagelog.Open(r, o)
 	require.NoError(t, err)
 	require.NoError(t, s2.Check())
-	return s2
+	return structtest.Checked(t, s2, closed)
 }
 
 // pattern is the content of version ver of page pid: every word differs
@@ -119,23 +125,23 @@ func TestWriteLines(t *testing.T) {
 			t.Run(name(l, ps), func(t *testing.T) {
 				o := pagelog.Options{Layout: l, PageSize: ps, Pages: 4, Slots: 6, MicroLogLines: 4}
 				s, r := mustCreate(t, o)
-				rng := rand.New(rand.NewPCG(1, uint64(ps)))
+				rng := structtest.NewRand(1<<32 | uint64(ps))
 				want := make([][]byte, 4)
 				for p := range want {
 					want[p] = make([]byte, ps)
 				}
 				lines := ps / 64
 				for i := range 200 {
-					p := rng.IntN(4)
+					p := rng.Intn(4)
 					page := append([]byte(nil), want[p]...)
 					mask := pagelog.NewLines(ps)
 					// Mostly few lines (micro log), sometimes many (CoW).
-					n := 1 + rng.IntN(4)
+					n := 1 + rng.Intn(4)
 					if i%5 == 0 {
 						n = lines
 					}
 					for range n {
-						ln := rng.IntN(lines)
+						ln := rng.Intn(lines)
 						mask.Set(ln)
 						fillPattern(page[ln*64:ln*64+64], uint64(p), i+1)
 					}
@@ -198,9 +204,10 @@ func TestNextRun(t *testing.T) {
 	require.Equal(t, [][2]int{{63, 65}}, runs([]uint64{1 << 63, 1}))
 	require.Equal(t, [][2]int{{0, 1}, {2, 4}, {64, 65}, {127, 128}}, runs([]uint64{0b1101, 1 | 1<<63}))
 	// Against a bit-by-bit reference on random masks.
-	rng := rand.New(rand.NewPCG(7, 7))
+	rng := structtest.NewRand(7<<32 | 7)
 	for range 1000 {
-		m := []uint64{rng.Uint64() & rng.Uint64(), rng.Uint64() | rng.Uint64(), rng.Uint64()}
+		a, b, c, d := rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()
+		m := []uint64{a & b, c | d, rng.Uint64()}
 		var ref [][2]int
 		for i := 0; i < 192; {
 			if m[i/64]>>(i%64)&1 == 0 {
@@ -235,10 +242,10 @@ func TestFit(t *testing.T) {
 		r := anon(t, 1<<20)
 		s, err := pagelog.Create(r, &pagelog.Options{Layout: l})
 		require.NoError(t, err)
-		n, err := pagelog.Size(&pagelog.Options{Layout: l, Pages: s.Pages()})
+		n, err := pagelog.Footprint(&pagelog.Options{Layout: l, Pages: s.Pages()})
 		require.NoError(t, err)
 		require.LessOrEqual(t, n, 1<<20)
-		more, err := pagelog.Size(&pagelog.Options{Layout: l, Pages: s.Pages() + 1})
+		more, err := pagelog.Footprint(&pagelog.Options{Layout: l, Pages: s.Pages() + 1})
 		require.NoError(t, err)
 		require.Greater(t, more, 1<<20, "%v: %d pages fit, %d would too", l, s.Pages(), s.Pages()+1)
 		require.Equal(t, pagelog.DefaultSpares, s.Lanes())
@@ -285,7 +292,7 @@ func TestBadInput(t *testing.T) {
 		{"pid bits two-word", pagelog.Options{Layout: pagelog.TwoWord, Pages: 3, PIDBits: 8}, pagelog.ErrInvalid},
 		{"fence-only packed", pagelog.Options{Layout: pagelog.Packed, Pages: 3, FenceOnly: true}, pagelog.ErrInvalid},
 	} {
-		_, err := pagelog.Size(&tc.o)
+		_, err := pagelog.Footprint(&tc.o)
 		require.ErrorIs(t, err, tc.want, tc.name)
 		_, err = pagelog.Create(anon(t, 1<<20), &tc.o)
 		require.ErrorIs(t, err, tc.want, tc.name)
@@ -343,7 +350,7 @@ func TestOpenSmallRegion(t *testing.T) {
 // (2 GiB), and one that does not is ErrTooSmall, never an overflow.
 func TestPlatformLimits(t *testing.T) {
 	big := pagelog.Options{PageSize: pagelog.MaxPageSize, Pages: 1 << 22} // 4 TiB of pages
-	n, err := pagelog.Size(&big)
+	n, err := pagelog.Footprint(&big)
 	if bits.UintSize == 64 {
 		require.NoError(t, err)
 		require.Greater(t, uint64(n), uint64(1)<<42)
@@ -356,12 +363,12 @@ func TestPlatformLimits(t *testing.T) {
 		require.ErrorIs(t, err, pagelog.ErrTooSmall)
 	}
 	// The largest page count whose size an int holds still has one.
-	n, err = pagelog.Size(&pagelog.Options{PageSize: 256, Pages: min(1<<24, math.MaxInt/512)})
+	n, err = pagelog.Footprint(&pagelog.Options{PageSize: 256, Pages: min(1<<24, math.MaxInt/512)})
 	require.NoError(t, err)
 	require.Positive(t, n)
 	// One slot more than the platform allows is bad input.
 	if more := uint64(pagelog.MaxSlots) + 1; more <= math.MaxInt {
-		_, err = pagelog.Size(&pagelog.Options{PageSize: 256, Pages: 1, Slots: int(more)})
+		_, err = pagelog.Footprint(&pagelog.Options{PageSize: 256, Pages: 1, Slots: int(more)})
 		require.ErrorIs(t, err, pagelog.ErrInvalid)
 	}
 
@@ -375,7 +382,7 @@ func TestPlatformLimits(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[32:], slots)
 		binary.LittleEndian.PutUint64(b[24:], slots-8)
 		binary.LittleEndian.PutUint32(b[20:], uint32(bits.Len64(slots-9))) // Packed pid bits
-		binary.LittleEndian.PutUint32(b[56:], crc32.Checksum(b[:56], crc32.MakeTable(crc32.Castagnoli)))
+		binary.LittleEndian.PutUint32(b[56:], persist.CRC32C(b[:56]))
 	}
 	setSlots(1 << 32)
 	_, err = pagelog.Open(r, nil)
@@ -445,30 +452,30 @@ func TestCorrupt(t *testing.T) {
 		{"packed header fails its check", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[pagelog.HeaderOffset(s, 2)+3] ^= 0x10 }},
 		{"packed unused header fails its check", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[pagelog.HeaderOffset(s, 6)] = 1 }},
 		{"packed header names page 6", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(used|1<<3|6))
+			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(packedData(1, 6)))
 		}},
 		{"packed header without used bit", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(1<<3|0))
+			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(1<<3) /* version 1 of page 0, no used bit */)
 		}},
 		{"packed duplicate version", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|1<<3|2)) // a spare claims version 1 of page 2
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(1, 2))) // a spare claims version 1 of page 2
 		}},
 		{"packed versions not consecutive", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|3<<3|2))
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(3, 2)))
 		}},
 		{"packed page without slot", packed, func(s *pagelog.Store, r *persist.Region) {
 			put64(r, pagelog.HeaderOffset(s, 3), 0)
 		}},
 		{"packed two spares for one page", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 3), pagelog.Seal(used|2<<3|1)) // page 3's slot now holds page 1: page 3 has none
+			put64(r, pagelog.HeaderOffset(s, 3), pagelog.Seal(packedData(2, 1))) // page 3's slot now holds page 1: page 3 has none
 		}},
 		{"packed old versions of one lane in two slots", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|0<<3|0)) // version 0 of page 0
-			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(used|0<<3|2)) // version 0 of page 2: both lane 0
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(0, 0))) // version 0 of page 0
+			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(packedData(0, 2))) // version 0 of page 2: both lane 0
 		}},
 		{"packed three slots for a page", packed, func(s *pagelog.Store, r *persist.Region) {
-			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(used|0<<3|0))
-			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(used|2<<3|0))
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(0, 0)))
+			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(packedData(2, 0)))
 		}},
 		{"two-word page-id word fails its check", twoWord, func(s *pagelog.Store, r *persist.Region) {
 			r.Bytes()[pagelog.HeaderOffset(s, 1)] ^= 0x02
@@ -627,10 +634,10 @@ func TestConcurrent(t *testing.T) {
 			errs := make(chan error, 2*writers)
 			for w := range writers {
 				wg.Go(func() {
-					rng := rand.New(rand.NewPCG(uint64(w), 3))
+					rng := structtest.NewRand(uint64(w)<<32 | 3)
 					page := make([]byte, 1024)
 					for i := range rounds {
-						p := uint64(rng.IntN(pages))
+						p := uint64(rng.Intn(pages))
 						fillPattern(page, p, w<<12|i)
 						var err error
 						if i%3 == 0 {
@@ -699,14 +706,13 @@ func wholeVersion(pid uint64, buf []byte) error {
 
 // TestCRCTail: the allocation-free CRC continuation equals hash/crc32's.
 func TestCRCTail(t *testing.T) {
-	tab := crc32.MakeTable(crc32.Castagnoli)
-	rng := rand.New(rand.NewPCG(3, 4))
+	rng := structtest.NewRand(3<<32 | 4)
 	for range 1000 {
-		c, pid, seq := rng.Uint32(), rng.Uint64(), rng.Uint64()
+		c, pid, seq := uint32(rng.Uint64()), rng.Uint64(), rng.Uint64()
 		var b [16]byte
 		binary.LittleEndian.PutUint64(b[:], pid)
 		binary.LittleEndian.PutUint64(b[8:], seq)
-		require.Equal(t, crc32.Update(c, tab, b[:]), pagelog.CRCTail(c, pid, seq))
+		require.Equal(t, persist.UpdateCRC32C(c, b[:]), pagelog.CRCTail(c, pid, seq))
 	}
 }
 
@@ -714,9 +720,9 @@ func TestCRCTail(t *testing.T) {
 func TestOffset(t *testing.T) {
 	a := pagelog.Options{Pages: 3, PageSize: 1024}
 	b := pagelog.Options{Pages: 5, PageSize: 512, Layout: pagelog.Checksum}
-	na, err := pagelog.Size(&a)
+	na, err := pagelog.Footprint(&a)
 	require.NoError(t, err)
-	nb, err := pagelog.Size(&b)
+	nb, err := pagelog.Footprint(&b)
 	require.NoError(t, err)
 	b.Offset = (na + 4095) &^ 4095
 	r := anon(t, b.Offset+nb)

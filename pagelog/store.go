@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
 	"sync"
 
 	"github.com/braid-pm/braid/persist"
@@ -80,6 +81,22 @@ type Recovery struct {
 	Restored int
 }
 
+// String says what recovery did: "nothing to repair", or the pages it
+// replayed from micro logs and restored from backups.
+func (r Recovery) String() string {
+	if r == (Recovery{}) {
+		return "recovery: nothing to repair"
+	}
+	var parts []string
+	if r.Replayed > 0 {
+		parts = append(parts, fmt.Sprintf("replayed the micro-log lines of %d pages", r.Replayed))
+	}
+	if r.Restored > 0 {
+		parts = append(parts, fmt.Sprintf("restored %d torn pages from their backups", r.Restored))
+	}
+	return "recovery: " + strings.Join(parts, ", ")
+}
+
 // Layout returns the store's persistent format.
 func (s *Store) Layout() Layout { return s.g.layout }
 
@@ -144,7 +161,7 @@ func (s *Store) lock(pid uint64, buf []byte, write bool) (*lane, int, error) {
 	// The region's memory is gone once it is closed: check before touching
 	// it (closing it during the operation is the caller's bug).
 	if err := s.r.Readable(); err != nil {
-		return nil, 0, fmt.Errorf("pagelog: %w", err)
+		return nil, 0, regionErr(err, "the store cannot be used")
 	}
 	li := int(pid % uint64(s.g.lanes))
 	ln := &s.lanes[li]
@@ -297,7 +314,7 @@ func (s *Store) Close() error {
 // concurrently with writes. Errors wrap ErrCorrupt.
 func (s *Store) Check() error {
 	if err := s.r.Readable(); err != nil {
-		return fmt.Errorf("pagelog: %w", err)
+		return regionErr(err, "the store cannot be used")
 	}
 	for i := range s.lanes {
 		s.lanes[i].mu.Lock()

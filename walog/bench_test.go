@@ -2,13 +2,11 @@ package walog_test
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 )
@@ -16,29 +14,9 @@ import (
 // benchSize is the region the append benchmarks write into.
 const benchSize = 1 << 30
 
-var (
-	benchOnce   sync.Once
-	benchRegion *persist.Region
-	benchErr    error
-)
-
 // benchMap maps a forced-PMem region on /dev/shm (the setting libpmem is
 // measured in with PMEM_IS_PMEM_FORCE=1), shared by the benchmarks.
-func benchMap(b *testing.B) *persist.Region {
-	benchOnce.Do(func() {
-		dir := "/dev/shm"
-		if _, err := os.Stat(dir); err != nil {
-			dir = os.TempDir()
-		}
-		path := filepath.Join(dir, fmt.Sprintf("braid-walog-bench-%d.pm", os.Getpid()))
-		benchRegion, benchErr = persist.Map(path, &persist.Options{Size: benchSize, Create: true, ForcePMem: true})
-		os.Remove(path)
-	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
-	}
-	return benchRegion
-}
+func benchMap(b *testing.B) *persist.Region { return structtest.Shared(b, "walog-bench", benchSize) }
 
 var benchSizes = []int{16, 64, 256, 1024, 4096}
 
@@ -92,10 +70,10 @@ func benchAppend(b *testing.B, f walog.Format, size, batch int, raw bool) {
 	}
 	defer l.Close() // the next benchmark creates its log on the same region
 	b.Log(r)
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := structtest.NewRand(1<<32 | 2)
 	p := make([]byte, size)
 	for i := range p {
-		p[i] = byte(rng.Uint32())
+		p[i] = byte(rng.Uint64())
 	}
 	ps := make([][]byte, batch)
 	for i := range ps {

@@ -81,7 +81,7 @@ func TestOpenShortRegion(t *testing.T) {
 	require.NoError(t, l.Close())
 	for _, salvage := range []bool{false, true} {
 		_, err = walog.Open(memRegion(t, mem[:8192]), &walog.Options{Salvage: salvage})
-		require.ErrorIs(t, err, walog.ErrInvalid)
+		require.ErrorIs(t, err, walog.ErrTooSmall)
 		require.ErrorIs(t, err, persist.ErrTooSmall)
 		require.NotErrorIs(t, err, persist.ErrCorrupt)
 		require.ErrorContains(t, err, "the log at offset 0 is 65536 bytes, the region has 8192")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
@@ -44,8 +45,8 @@ func TestCorruptMiddle(t *testing.T) {
 		}
 		for _, h := range hits {
 			t.Run(fmt.Sprintf("%s/%s", f, h.name), func(t *testing.T) {
-				mem := make([]byte, 64<<10)
-				r := memRegion(t, mem)
+				r := anon(t, 64<<10)
+				mem := r.Bytes()
 				o := &walog.Options{Format: f, Chunk: 4096}
 				l := mustCreate(t, r, o)
 				var want []entry
@@ -104,8 +105,8 @@ func TestFlipSweep(t *testing.T) {
 	for _, raw := range []bool{false, true} {
 		for _, f := range formats {
 			t.Run(fmt.Sprintf("%s/raw=%v", f, raw), func(t *testing.T) {
-				mem := make([]byte, 8<<10)
-				r := memRegion(t, mem)
+				r := anon(t, 8<<10)
+				mem := r.Bytes()
 				o := &walog.Options{Format: f, Chunk: 2048, NoChecksum: raw}
 				l := mustCreate(t, r, o)
 				var want []entry
@@ -189,13 +190,14 @@ func slicesEqualEntries(a, b []entry) bool {
 // them.
 func TestHeaderWordFlip(t *testing.T) {
 	for _, f := range formats {
-		mem := make([]byte, 16<<10)
-		r := memRegion(t, mem)
+		r := anon(t, 16<<10)
+		mem := r.Bytes()
 		l := mustCreate(t, r, &walog.Options{Format: f, Chunk: 1024})
 		for i := range 10 {
 			_, err := l.Append(fmt.Appendf(nil, "e%d", i))
 			require.NoError(t, err)
 		}
+		require.NoError(t, l.Close())
 		orig := bytes.Clone(mem)
 		for off := 64; off < 112; off++ {
 			for b := range 8 {
@@ -259,10 +261,7 @@ func TestClosedRegion(t *testing.T) {
 // writes fail with persist.ErrReadOnly, and Open of a log whose recovery
 // must write fails with it.
 func TestReadOnly(t *testing.T) {
-	dir := "/dev/shm"
-	if _, err := os.Stat(dir); err != nil {
-		dir = t.TempDir()
-	}
+	dir := structtest.TempShm(t)
 	for _, f := range formats {
 		t.Run(f.String(), func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("walog-ro-%d-%s.pm", os.Getpid(), f))
@@ -389,8 +388,8 @@ func TestSetReport(t *testing.T) {
 // entry.
 func TestStrayFreeSpace(t *testing.T) {
 	for _, f := range formats {
-		mem := make([]byte, 64<<10)
-		r := memRegion(t, mem)
+		r := anon(t, 64<<10)
+		mem := r.Bytes()
 		l := mustCreate(t, r, &walog.Options{Format: f, MaxEntry: 100, MaxBatch: 1024, Chunk: 32 << 10})
 		for range 10 {
 			_, err := l.Append([]byte("entry"))

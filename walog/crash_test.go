@@ -5,11 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/persist/crash"
 	"github.com/braid-pm/braid/walog"
@@ -55,20 +55,20 @@ type crashOp struct {
 // cut-offs, batches, a truncate, a reset and a clean reopen, enough bytes to
 // wrap the log.
 func crashOps(seed uint64, n int) []crashOp {
-	rng := rand.New(rand.NewPCG(seed, 99))
+	rng := structtest.NewRand(seed<<32 | 99)
 	sizes := []int{1, 7, 8, 9, 16, 40, 63, 64, 65, 100, 255, 256, 257, 504, 505, 600}
-	size := func() int { return sizes[rng.IntN(len(sizes))] }
+	size := func() int { return sizes[rng.Intn(len(sizes))] }
 	var ops []crashOp
 	for i := range n {
 		switch {
 		case i == n/3:
-			ops = append(ops, crashOp{kind: "truncate", cut: rng.IntN(4)})
+			ops = append(ops, crashOp{kind: "truncate", cut: rng.Intn(4)})
 		case i == n/2:
 			ops = append(ops, crashOp{kind: "reopen"})
 		case i == 2*n/3:
 			ops = append(ops, crashOp{kind: "reset"})
-		case rng.IntN(5) == 0:
-			ops = append(ops, crashOp{kind: "batch", sizes: []int{size(), size(), size()}[:2+rng.IntN(2)]})
+		case rng.Intn(5) == 0:
+			ops = append(ops, crashOp{kind: "batch", sizes: []int{size(), size(), size()}[:2+rng.Intn(2)]})
 		default:
 			ops = append(ops, crashOp{kind: "append", sizes: []int{size()}})
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"testing"
 
 	"github.com/braid-pm/braid/persist"
@@ -291,7 +290,7 @@ func FuzzHeader(f *testing.F) {
 		h := mem[off : off+HeaderSize]
 		copy(h, "braidWAL")
 		copy(h[8:], hdr)
-		binary.LittleEndian.PutUint32(h[60:], crc32.Checksum(h[8:60], castagnoli))
+		binary.LittleEndian.PutUint32(h[60:], persist.CRC32C(h[8:60]))
 		if fix {
 			for w := offHi; w <= offDirtyTo; w += 8 {
 				binary.LittleEndian.PutUint64(h[w:], checkedWord(binary.LittleEndian.Uint64(h[w:])&wordMask))

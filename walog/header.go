@@ -3,9 +3,9 @@ package walog
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math/bits"
 
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -93,7 +93,7 @@ func (h *header) encode(b []byte) {
 	le.PutUint64(b[32:], h.setID)
 	le.PutUint32(b[40:], h.setIndex)
 	le.PutUint32(b[44:], h.setCount)
-	le.PutUint32(b[60:], crc32.Checksum(b[8:60], castagnoli))
+	le.PutUint32(b[60:], persist.CRC32C(b[8:60]))
 	le.PutUint64(b[offHi:], checkedWord(uint64(h.hi)))
 	le.PutUint64(b[offPass:], checkedWord(h.pass))
 	le.PutUint64(b[offFloor:], checkedWord(h.floor))
@@ -109,10 +109,11 @@ func readHeader(r *persist.Region, base int) (header, error) {
 	var h header
 	b, err := r.Slice(base, HeaderSize)
 	if err != nil {
-		return h, fmt.Errorf("%w: no room for a log header at offset %d: %w", ErrInvalid, base, err)
+		return h, fmt.Errorf("%w: no room for a log header at offset %d of a %d-byte region", ErrInvalid, base, r.Size())
 	}
 	le := binary.LittleEndian
-	crcOK := le.Uint32(b[60:]) == crc32.Checksum(b[8:60], castagnoli)
+	crc := persist.CRC32C(b[8:60])
+	crcOK := le.Uint32(b[60:]) == crc
 	version := le.Uint16(b[8:])
 	switch m := le.Uint64(b); {
 	case m == magic:
@@ -122,13 +123,13 @@ func readHeader(r *persist.Region, base int) (header, error) {
 		// The rest is a sound walog header: the magic itself was hit.
 		return h, fmt.Errorf("%w: log header at offset %d: magic %q, want %q", ErrCorrupt, base, b[:8], "braidWAL")
 	default:
-		return h, fmt.Errorf("%w: header magic %q at offset %d is not a walog log's %q", ErrBadFormat, b[:8], base, "braidWAL")
+		return h, fmt.Errorf("%w: the header at offset %d holds %s, not a walog log", ErrBadFormat, base, pmheader.Identify(b))
 	}
 	if version != formatVersion {
-		return h, fmt.Errorf("%w: log version %d, this build reads version %d", ErrBadFormat, version, formatVersion)
+		return h, fmt.Errorf("%w: log format version %d, this build reads version %d", ErrBadFormat, version, formatVersion)
 	}
 	if !crcOK {
-		return h, fmt.Errorf("%w: log header at offset %d: checksum %#08x, computed %#08x", ErrCorrupt, base, le.Uint32(b[60:]), crc32.Checksum(b[8:60], castagnoli))
+		return h, fmt.Errorf("%w: log header at offset %d: checksum %#08x, computed %#08x", ErrCorrupt, base, le.Uint32(b[60:]), crc)
 	}
 	bad := func(format string, args ...any) (header, error) {
 		return h, fmt.Errorf("%w: log header at offset %d: "+format, append([]any{ErrCorrupt, base}, args...)...)
@@ -155,7 +156,7 @@ func readHeader(r *persist.Region, base int) (header, error) {
 	case size > uint64(r.Size()-base):
 		// The header's checksum holds: the region is short, not the header
 		// damaged.
-		return h, fmt.Errorf("%w: the log at offset %d is %d bytes, the region has %d from there: map the whole file (is it truncated?): %w", ErrInvalid, base, size, r.Size()-base, persist.ErrTooSmall)
+		return h, fmt.Errorf("%w: the log at offset %d is %d bytes, the region has %d from there: map the whole file (is it truncated?)", ErrTooSmall, base, size, r.Size()-base)
 	case h.maxEntry < 1 || h.maxEntry > MaxEntryLimit || h.format.footprint(h.maxEntry) > int(size)-HeaderSize:
 		return bad("longest entry %d in an area of %d bytes", h.maxEntry, size)
 	case h.maxBatch < h.format.footprint(h.maxEntry) || h.maxBatch > int(size)-HeaderSize:
@@ -167,7 +168,7 @@ func readHeader(r *persist.Region, base int) (header, error) {
 	h.align = 1 << alignLog
 	h.size = int(size)
 	if base > r.Size()-h.size {
-		return h, fmt.Errorf("%w: the log at offset %d is %d bytes, beyond the region's %d", ErrInvalid, base, h.size, r.Size())
+		return h, fmt.Errorf("%w: the log at offset %d is %d bytes, beyond the region's %d", ErrTooSmall, base, h.size, r.Size())
 	}
 	// The changing words: each was written with one 8-byte store, so each
 	// is either its old or its new value, never a mixture; a word that
@@ -219,5 +220,43 @@ func (h *header) match(o *Options) error {
 	case o.MaxBatch != 0 && o.MaxBatch != h.maxBatch:
 		return fmt.Errorf("%w: the log's MaxBatch is %d, Options.MaxBatch asks %d", ErrBadFormat, h.maxBatch, o.MaxBatch)
 	}
+	return nil
+}
+
+// storeWord writes one changing word of the header, a checked word, with a
+// failure-atomic store and persists it.
+func (l *Log) storeWord(off int, v uint64) error {
+	return l.storeRaw(off, checkedWord(v))
+}
+
+// storeRaw writes the header word at off with a failure-atomic store and
+// persists it.
+func (l *Log) storeRaw(off int, w uint64) error {
+	b := l.mem[l.base+off : l.base+off+8]
+	persist.Store64(b, w)
+	return l.r.Persist(b)
+}
+
+// setDirty records [from, to) (region offsets) as the dirty range: Open
+// accepts anything it finds there past the end of the log.
+func (l *Log) setDirty(from, to int) error {
+	return l.storeDirty(from, to, uint64(from-l.base), uint64(to-l.base))
+}
+
+// clearDirty clears the dirty range once its leftovers are gone.
+func (l *Log) clearDirty() error { return l.storeDirty(0, 0, 0, 0) }
+
+// storeDirty writes both words of the dirty range in one barrier. A crash
+// may let one through without the other: a range with a zero end counts
+// as none (Open clears it). That is safe both ways: the range is set
+// before the leftovers are made and cleared after they are gone.
+func (l *Log) storeDirty(from, to int, a, b uint64) error {
+	h := l.mem[l.base+offDirtyFrom : l.base+offDirtyTo+8]
+	persist.Store64(h, checkedWord(a))
+	persist.Store64(h[8:], checkedWord(b))
+	if err := l.r.Persist(h); err != nil {
+		return err
+	}
+	l.dirtyFrom, l.dirtyTo = from, to
 	return nil
 }

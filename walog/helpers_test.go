@@ -1,10 +1,11 @@
 package walog_test
 
 import (
+	"errors"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,9 @@ func (nopDomain) Stream(off, n int) {}
 func (nopDomain) Fence()            {}
 func (nopDomain) Close() error      { return nil }
 
-// memRegion returns a region over mem.
+// memRegion returns a region over mem: for the few tests that need a
+// region over given bytes (unaligned memory, a shorter view of a log);
+// the others use anon.
 func memRegion(t testing.TB, mem []byte) *persist.Region {
 	t.Helper()
 	r, err := persist.NewSimulated(mem, persist.ModeFlush, nopDomain{}, nil)
@@ -31,28 +34,30 @@ func memRegion(t testing.TB, mem []byte) *persist.Region {
 
 // anon returns an anonymous region of size bytes, closed at the end of
 // the test.
-func anon(t testing.TB, size int) *persist.Region {
-	t.Helper()
-	r, err := persist.Anonymous(size, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	return r
+func anon(t testing.TB, size int) *persist.Region { return structtest.Region(t, size) }
+
+// closed tells the error of Check on a closed log (or one whose region
+// was closed), which Checked skips.
+func closed(err error) bool {
+	return errors.Is(err, walog.ErrClosed) || errors.Is(err, persist.ErrClosed)
 }
 
-// mustCreate creates a log or fails the test.
+// mustCreate creates a log or fails the test; the log's Check runs when
+// the test ends, unless it was closed.
 func mustCreate(t testing.TB, r *persist.Region, o *walog.Options) *walog.Log {
 	t.Helper()
 	l, err := walog.Create(r, o)
 	require.NoError(t, err)
-	return l
+	return structtest.Checked(t, l, closed)
 }
 
-// mustOpen opens a log or fails the test.
+// mustOpen opens a log or fails the test; the log's Check runs when the
+// test ends, unless it was closed.
 func mustOpen(t testing.TB, r *persist.Region, o *walog.Options) *walog.Log {
 	t.Helper()
 	l, err := walog.Open(r, o)
 	require.NoError(t, err)
-	return l
+	return structtest.Checked(t, l, closed)
 }
 
 // entry is an appended entry, as the model keeps it.
@@ -77,10 +82,10 @@ func all(t testing.TB, l *walog.Log) []entry {
 
 // payload returns n pseudo-random bytes that name seq, so a misplaced or
 // mixed entry is caught.
-func payload(rng *rand.Rand, seq uint64, n int) []byte {
+func payload(rng *structtest.Rand, seq uint64, n int) []byte {
 	p := make([]byte, n)
 	for i := range p {
-		p[i] = byte(rng.Uint32())
+		p[i] = byte(rng.Uint64())
 	}
 	for i := 0; i < n && i < 8; i++ {
 		p[i] = byte(seq >> (8 * i))
@@ -90,13 +95,13 @@ func payload(rng *rand.Rand, seq uint64, n int) []byte {
 
 // randSize draws an entry size: mostly small, sometimes around the
 // cut-offs of the encodings (8-byte words, 63-word RAWL groups, lines).
-func randSize(rng *rand.Rand, limit int) int {
+func randSize(rng *structtest.Rand, limit int) int {
 	sizes := []int{1, 7, 8, 9, 15, 16, 17, 48, 63, 64, 65, 255, 256, 257, 503, 504, 505, 1000}
 	var n int
-	if rng.IntN(3) == 0 {
-		n = sizes[rng.IntN(len(sizes))]
+	if rng.Intn(3) == 0 {
+		n = sizes[rng.Intn(len(sizes))]
 	} else {
-		n = 1 + rng.IntN(200)
+		n = 1 + rng.Intn(200)
 	}
 	return min(max(n, 1), limit)
 }

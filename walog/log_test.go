@@ -3,10 +3,10 @@ package walog_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
@@ -19,7 +19,7 @@ func TestAppendReopen(t *testing.T) {
 				r := anon(t, 1<<20)
 				o := &walog.Options{Format: f, Align: align, Chunk: 4096, MaxEntry: 5000}
 				l := mustCreate(t, r, o)
-				rng := rand.New(rand.NewPCG(1, uint64(f)))
+				rng := structtest.NewRand(1<<32 | uint64(f))
 				var want []entry
 				for i := range 300 {
 					n := randSize(rng, 5000)
@@ -57,11 +57,11 @@ func TestBatch(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/align%d", f, align), func(t *testing.T) {
 				r := anon(t, 1<<20)
 				l := mustCreate(t, r, &walog.Options{Format: f, Align: align, Chunk: 1024})
-				rng := rand.New(rand.NewPCG(2, uint64(f)))
+				rng := structtest.NewRand(2<<32 | uint64(f))
 				var want []entry
 				seq := uint64(1)
 				for range 40 {
-					k := 1 + rng.IntN(20)
+					k := 1 + rng.Intn(20)
 					var batch [][]byte
 					for j := range k {
 						batch = append(batch, payload(rng, seq+uint64(j), randSize(rng, 3000)))
@@ -132,6 +132,7 @@ func TestBadInput(t *testing.T) {
 	_, err = walog.Open(r, &walog.Options{Offset: 256})
 	require.ErrorIs(t, err, walog.ErrNoLog)
 
+	require.NoError(t, l.Close()) // the damage hits a closed log
 	mem := r.Bytes()
 	mem[20] ^= 1 // size field: checksum catches it
 	_, err = walog.Open(r, nil)
@@ -196,7 +197,7 @@ func TestFullAndWrap(t *testing.T) {
 			require.Equal(t, n, l.Stats().Entries)
 			var last []entry
 			for i := range 5 * n {
-				seq, err := l.Append(payload(rand.New(rand.NewPCG(3, 3)), uint64(i), 100))
+				seq, err := l.Append(payload(structtest.NewRand(3<<32|3), uint64(i), 100))
 				require.NoError(t, err)
 				require.Equal(t, uint64(n+i+1), seq)
 			}
@@ -222,7 +223,7 @@ func TestResetTruncate(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			r := anon(t, 64<<10)
 			l := mustCreate(t, r, &walog.Options{Format: f, Chunk: 1024})
-			rng := rand.New(rand.NewPCG(4, 4))
+			rng := structtest.NewRand(4<<32 | 4)
 			var want []entry
 			add := func(k int) {
 				for range k {
@@ -339,7 +340,7 @@ func TestLargeEntries(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/align%d", f, align), func(t *testing.T) {
 				r := anon(t, 4<<20)
 				l := mustCreate(t, r, &walog.Options{Format: f, Align: align, MaxEntry: 100000, Chunk: 4096})
-				rng := rand.New(rand.NewPCG(5, 5))
+				rng := structtest.NewRand(5<<32 | 5)
 				var want []entry
 				for _, n := range []int{8100, 8128, 8129, 8191, 8192, 8193, 16383, 16384, 16385, 20000, 100000, 1, 33000} {
 					p := payload(rng, 0, n)
@@ -371,7 +372,7 @@ func TestStage(t *testing.T) {
 	for _, f := range formats {
 		for _, size := range []int{512, 768, 2048, 8192, 8192 + 256, 8192 + 512, 32 << 10} {
 			t.Run(fmt.Sprintf("%s/%d", f, size), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(uint64(size), uint64(f)))
+				rng := structtest.NewRand(uint64(size)<<32 | uint64(f))
 				r := anon(t, size)
 				maxEntry := 1
 				for walog.Footprint(f, maxEntry+1) <= size-walog.HeaderSize {
@@ -384,12 +385,12 @@ func TestStage(t *testing.T) {
 				l := mustCreate(t, r, o)
 				require.Zero(t, walog.StageLen(l))
 				for i := range 60 {
-					n := []int{1, maxEntry, maxEntry - 1, 1 + rng.IntN(maxEntry), randSize(rng, maxEntry)}[i%5]
+					n := []int{1, maxEntry, maxEntry - 1, 1 + rng.Intn(maxEntry), randSize(rng, maxEntry)}[i%5]
 					if i%7 == 6 {
-						k := 1 + rng.IntN(3)
+						k := 1 + rng.Intn(3)
 						var batch [][]byte
 						for j := range k {
-							batch = append(batch, payload(rng, uint64(j), 1+rng.IntN(maxEntry/k/2+1)))
+							batch = append(batch, payload(rng, uint64(j), 1+rng.Intn(maxEntry/k/2+1)))
 						}
 						if walog.BatchNeed(f, 8, sizes(batch)...) <= l.Stats().MaxBatch {
 							seq, err := l.AppendBatch(batch)

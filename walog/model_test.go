@@ -3,9 +3,9 @@ package walog_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
 )
@@ -26,12 +26,12 @@ func TestModel(t *testing.T) {
 }
 
 func runModel(t *testing.T, f walog.Format, align int, seed uint64, steps int) {
-	rng := rand.New(rand.NewPCG(seed, uint64(f)<<8|uint64(align)))
-	size := []int{4 << 10, 16 << 10, 64 << 10}[rng.IntN(3)]
+	rng := structtest.NewRand(seed<<32 | uint64(f)<<8 | uint64(align))
+	size := []int{4 << 10, 16 << 10, 64 << 10}[rng.Intn(3)]
 	r := anon(t, size+512)
-	wrap := rng.IntN(2) == 0
+	wrap := rng.Intn(2) == 0
 	checkpoints := 0
-	o := &walog.Options{Format: f, Align: align, Offset: 256, Size: size, MaxEntry: 700, Chunk: 256 << rng.IntN(4), Wrap: wrap}
+	o := &walog.Options{Format: f, Align: align, Offset: 256, Size: size, MaxEntry: 700, Chunk: 256 << rng.Intn(4), Wrap: wrap}
 	var model []entry
 	if wrap {
 		o.Checkpoint = func(*walog.Log) error { checkpoints++; model = nil; return nil }
@@ -39,7 +39,7 @@ func runModel(t *testing.T, f walog.Format, align int, seed uint64, steps int) {
 	l := mustCreate(t, r, o)
 	next := uint64(1)
 	for step := range steps {
-		op := rng.IntN(100)
+		op := rng.Intn(100)
 		switch {
 		case op < 60:
 			p := payload(rng, next, randSize(rng, 700))
@@ -54,7 +54,7 @@ func runModel(t *testing.T, f walog.Format, align int, seed uint64, steps int) {
 			next++
 		case op < 75:
 			var batch [][]byte
-			for range 1 + rng.IntN(8) {
+			for range 1 + rng.Intn(8) {
 				batch = append(batch, payload(rng, next, randSize(rng, 300)))
 			}
 			seq, err := l.AppendBatch(batch)
@@ -73,7 +73,7 @@ func runModel(t *testing.T, f walog.Format, align int, seed uint64, steps int) {
 		case op < 87:
 			var cut uint64
 			if len(model) > 0 {
-				cut = model[rng.IntN(len(model))].seq
+				cut = model[rng.Intn(len(model))].seq
 			} else {
 				cut = next
 			}

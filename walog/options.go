@@ -97,11 +97,11 @@ type Options struct {
 }
 
 // variant names a deliberately broken encoding that the crash tests must
-// catch. Production logs use variantNone.
+// catch. Production logs use the zero value.
 type variant uint8
 
 const (
-	variantNone variant = iota
+	_ variant = iota
 	// variantPopNoHeader counts only the data bits in PopLog's popcount,
 	// not the header words (length and sequence number).
 	variantPopNoHeader
@@ -166,7 +166,7 @@ func checkRegion(r *persist.Region) error {
 		return fmt.Errorf("%w: nil region", ErrInvalid)
 	}
 	if err := r.Readable(); err != nil {
-		return fmt.Errorf("walog: the log's region: %w", err)
+		return regionErr(err, "no log can be used there")
 	}
 	if b := r.Bytes(); len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))&7 != 0 {
 		return fmt.Errorf("%w: the region's memory is not 8-byte aligned", ErrInvalid)
@@ -180,7 +180,7 @@ func createGeometry(r *persist.Region, o *Options, off, size int) (geometry, err
 		return geometry{}, err
 	}
 	if err := r.Writable(); err != nil {
-		return geometry{}, fmt.Errorf("walog: cannot create a log in this region: %w", err)
+		return geometry{}, regionErr(err, "Create needs a writable region")
 	}
 	g := geometry{format: o.Format, base: off, size: size, maxEntry: o.MaxEntry, align: o.Align, noChecksum: o.NoChecksum}
 	if g.format == 0 {

@@ -221,7 +221,7 @@ func (l *Log) recover(extFloor uint64, salvage bool) error {
 		if canWrite == nil {
 			return nil
 		}
-		return fmt.Errorf("walog: %s log at offset %d: recovery must %s, and the region cannot be written: %w", l.format, l.base, why, canWrite)
+		return regionErr(canWrite, fmt.Sprintf("recovery of the %s log at offset %d must %s", l.format, l.base, why))
 	}
 	count := s.count
 	if count > 0 && s.first < floor {
@@ -468,30 +468,6 @@ func (l *Log) firstDirty(from, to int) int {
 		off = next
 	}
 	return -1
-}
-
-// setDirty records [from, to) (region offsets) as the dirty range: Open
-// accepts anything it finds there past the end of the log.
-func (l *Log) setDirty(from, to int) error {
-	return l.storeDirty(from, to, uint64(from-l.base), uint64(to-l.base))
-}
-
-// clearDirty clears the dirty range once its leftovers are gone.
-func (l *Log) clearDirty() error { return l.storeDirty(0, 0, 0, 0) }
-
-// storeDirty writes both words of the dirty range in one barrier. A crash
-// may let one through without the other: a range with a zero end counts
-// as none (Open clears it). That is safe both ways: the range is set
-// before the leftovers are made and cleared after they are gone.
-func (l *Log) storeDirty(from, to int, a, b uint64) error {
-	h := l.mem[l.base+offDirtyFrom : l.base+offDirtyTo+8]
-	persist.Store64(h, checkedWord(a))
-	persist.Store64(h[8:], checkedWord(b))
-	if err := l.r.Persist(h); err != nil {
-		return err
-	}
-	l.dirtyFrom, l.dirtyTo = from, to
-	return nil
 }
 
 // scrub rewrites clean every 256-byte block of [from, to) that holds a

@@ -49,7 +49,7 @@ func Split(r *persist.Region, n int) ([]Part, error) {
 		return nil, fmt.Errorf("%w: split a region into %d parts", ErrInvalid, n)
 	}
 	if err := r.Readable(); err != nil {
-		return nil, fmt.Errorf("walog: split: %w", err)
+		return nil, regionErr(err, "split")
 	}
 	size := r.Size() / n &^ (HeaderSize - 1)
 	if size < MinSize {
@@ -77,7 +77,7 @@ func CreateSet(parts []Part, opts *Options) (*Set, error) {
 	gs := make([]geometry, len(parts))
 	for i, p := range parts {
 		if gs[i], err = createGeometry(p.Region, o, p.Offset, p.Size); err != nil {
-			return nil, fmt.Errorf("set member %d: %w", i, err)
+			return nil, memberErr(i, err)
 		}
 		if p.Offset%HeaderSize != 0 || p.Offset < 0 {
 			return nil, fmt.Errorf("%w: set member %d: Offset %d is not a multiple of %d", ErrInvalid, i, p.Offset, HeaderSize)
@@ -103,7 +103,7 @@ func CreateSet(parts []Part, opts *Options) (*Set, error) {
 		l, err := create(p.Region, o, h)
 		if err != nil {
 			s.release()
-			return nil, fmt.Errorf("set member %d: %w", i, err)
+			return nil, memberErr(i, err)
 		}
 		l.set, l.member = s, i
 		s.logs[i] = l
@@ -124,7 +124,7 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 	for i, p := range parts {
 		h, err := readHeader(p.Region, p.Offset)
 		if err != nil {
-			return nil, fmt.Errorf("set member %d: %w", i, err)
+			return nil, memberErr(i, err)
 		}
 		switch {
 		case h.setCount == 0:
@@ -139,7 +139,7 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 			return nil, fmt.Errorf("%w: set member %d is %d bytes, the part says %d", ErrBadFormat, i, h.size, p.Size)
 		}
 		if err := h.match(o); err != nil {
-			return nil, fmt.Errorf("set member %d: %w", i, err)
+			return nil, memberErr(i, err)
 		}
 		hs[i] = h
 	}
@@ -150,12 +150,12 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 		l.set, l.member = s, i
 		if err := l.claim(); err != nil {
 			s.release()
-			return nil, fmt.Errorf("set member %d: %w", i, err)
+			return nil, memberErr(i, err)
 		}
 		s.logs[i] = l
 		if err := l.recover(hs[0].setFloor, o.Salvage); err != nil {
 			s.release()
-			return nil, fmt.Errorf("set member %d: %w", i, err)
+			return nil, memberErr(i, err)
 		}
 		next = max(next, l.next)
 	}
@@ -181,7 +181,7 @@ func setOptions(parts []Part, opts *Options) (*Options, error) {
 	}
 	for i, p := range parts {
 		if err := checkRegion(p.Region); err != nil {
-			return nil, fmt.Errorf("set member %d: %w", i, err)
+			return nil, memberErr(i, err)
 		}
 		if p.Size < 0 || p.Size%HeaderSize != 0 {
 			return nil, fmt.Errorf("%w: set member %d: Size %d is not a multiple of %d", ErrInvalid, i, p.Size, HeaderSize)
@@ -227,7 +227,7 @@ func (s *Set) Reset() error {
 	}
 	for _, l := range s.logs {
 		if err := l.usable(); err != nil {
-			return fmt.Errorf("set member %d: %w", l.member, err)
+			return memberErr(l.member, err)
 		}
 	}
 	l0 := s.logs[0]
@@ -236,7 +236,7 @@ func (s *Set) Reset() error {
 	}
 	for _, l := range s.logs {
 		if err := l.reset(); err != nil {
-			return fmt.Errorf("set member %d: %w", l.member, l.fail(err))
+			return memberErr(l.member, l.fail(err))
 		}
 	}
 	return nil
@@ -302,7 +302,7 @@ func (it *SetIter) Next() bool {
 	it.cur = -1
 	for i, m := range it.its {
 		if err := m.Err(); err != nil {
-			it.err = fmt.Errorf("set member %d: %w", i, err)
+			it.err = memberErr(i, err)
 			return false
 		}
 		if it.live[i] && (it.cur < 0 || m.Seq() < it.its[it.cur].Seq()) {

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist/crash"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
@@ -211,11 +211,11 @@ func crashSet(o walog.Options, seed uint64) (func(*crash.Run) error, func(*crash
 			return err
 		}
 		created = true
-		rng := rand.New(rand.NewPCG(seed, 5))
+		rng := structtest.NewRand(seed<<32 | 5)
 		sizes := []int{1, 8, 9, 40, 64, 100, 250, 300}
 		for i := range 40 {
 			allowed = [][][]entry{clone(state)}
-			switch op := rng.IntN(20); {
+			switch op := rng.Intn(20); {
 			case i == 25:
 				for m := range state {
 					if len(state[m]) > 0 {
@@ -239,15 +239,15 @@ func crashSet(o walog.Options, seed uint64) (func(*crash.Run) error, func(*crash
 					return err
 				}
 			default:
-				target = rng.IntN(members)
+				target = rng.Intn(members)
 				k := 1
 				if op < 5 {
-					k = 2 + rng.IntN(2)
+					k = 2 + rng.Intn(2)
 				}
 				batch = nil
 				var ps [][]byte
 				for j := range k {
-					p := crashPayload(next+uint64(j), sizes[rng.IntN(len(sizes))])
+					p := crashPayload(next+uint64(j), sizes[rng.Intn(len(sizes))])
 					ps = append(ps, p)
 					batch = append(batch, entry{next + uint64(j), p})
 				}
