@@ -318,9 +318,8 @@ func (e *tooLargeError) Error() string {
 
 func (e *tooLargeError) Unwrap() error { return ErrTooSmall }
 
-// Size is Footprint.
-//
-// Deprecated: use Footprint, the name every braid structure uses.
+// Size is Footprint under its older name (Footprint is the name every
+// braid structure uses).
 func Size(opts *Options) (int, error) { return Footprint(opts) }
 
 // Footprint returns the number of bytes a store with these options needs
