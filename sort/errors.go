@@ -1,29 +1,64 @@
 package sort
 
 import (
+	"context"
 	"errors"
-	"fmt"
+	"strings"
 
 	"github.com/braid-pm/braid/persist"
 )
 
+// The package's sentinels, in braid's error vocabulary (persist.NewError):
+// each also matches the persist sentinel named, so errors.Is(err,
+// persist.ErrInvalid) or persist.ErrCorrupt holds for sort's errors too.
 var (
 	// ErrBadFormat marks input that is not a whole number of records of the
-	// expected format (wrong size, truncated KLV record, corrupt run file).
-	ErrBadFormat = errors.New("sort: bad record format")
+	// expected format (wrong size, truncated KLV record), or a run file of
+	// another kind (persist.ErrBadFormat).
+	ErrBadFormat = persist.NewError("sort: bad record format", persist.ErrBadFormat)
 	// ErrEmpty marks an input without any record.
-	ErrEmpty = errors.New("sort: input is empty")
-	// ErrExists marks an output that already exists (use Overwrite).
-	ErrExists = errors.New("sort: output exists")
+	ErrEmpty = persist.NewError("sort: input is empty")
+	// ErrExists marks an output that already exists (use Overwrite), also
+	// one that appeared while the sort ran.
+	ErrExists = persist.NewError("sort: output exists")
 	// ErrSamePath marks an output path naming the input file.
-	ErrSamePath = errors.New("sort: output is the input")
+	ErrSamePath = persist.NewError("sort: output is the input", persist.ErrInvalid)
 	// ErrBudget marks a memory budget too small for the chosen mode.
-	ErrBudget = errors.New("sort: memory budget too small")
-	// ErrCorrupt marks a run file whose header or size does not check out.
-	// It wraps persist.ErrCorrupt, braid's one corruption marker.
-	ErrCorrupt = fmt.Errorf("sort: corrupt run file: %w", persist.ErrCorrupt)
-	// ErrOptions marks invalid options.
-	ErrOptions = errors.New("sort: invalid options")
+	ErrBudget = persist.NewError("sort: memory budget too small")
+	// ErrCorrupt marks a run file whose header or size does not check out
+	// (persist.ErrCorrupt, braid's one corruption marker).
+	ErrCorrupt = persist.NewError("sort: corrupt run file", persist.ErrCorrupt)
+	// ErrInvalid marks invalid options or arguments (persist.ErrInvalid).
+	ErrInvalid = persist.NewError("sort: invalid options", persist.ErrInvalid)
 	// ErrNoSpace marks output that cannot fit the file system's free space.
-	ErrNoSpace = errors.New("sort: not enough free space")
+	ErrNoSpace = persist.NewError("sort: not enough free space")
+	// ErrReadOnly marks an existing output that is read-only, which Generate
+	// does not replace (persist.ErrReadOnly).
+	ErrReadOnly = persist.NewError("sort: output is read-only", persist.ErrReadOnly)
 )
+
+// fileError is err about the file at path. Its text names the package
+// once and the file right after it — "sort: PATH: bad record format:
+// truncated KLV record at offset 7" — however err was made, and it
+// unwraps to err.
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *fileError) Error() string {
+	return "sort: " + e.path + ": " + strings.TrimPrefix(e.err.Error(), "sort: ")
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+// inFile returns err naming path (nil for nil; an error that names the
+// file already, a cancellation or a changed file, as it is).
+func inFile(path string, err error) error {
+	var fe *fileError
+	var ce *changedError
+	if err == nil || errors.As(err, &fe) || errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &fileError{path, err}
+}

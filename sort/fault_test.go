@@ -91,7 +91,7 @@ func TestSortPathErrors(t *testing.T) {
 	_, err = Sort(context.Background(), filepath.Join(dir, "missing"), filepath.Join(dir, "o2"), nil)
 	require.Error(t, err)
 	_, err = Sort(context.Background(), in, filepath.Join(dir, "nodir", "o"), nil)
-	require.ErrorIs(t, err, ErrOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	requireClean(t, dir)
 }
 
@@ -104,7 +104,7 @@ func TestSortUnwritableTempDir(t *testing.T) {
 	for _, tmp := range []string{filepath.Join(dir, "missing"), notDir} {
 		for _, mode := range []Mode{MergePass, EMS, OnePass, Auto} {
 			_, err := Sort(context.Background(), in, out, &Options{Mode: mode, TempDir: tmp, MemBudget: 1 << 20})
-			require.ErrorIs(t, err, ErrOptions)
+			require.ErrorIs(t, err, ErrInvalid)
 			require.NoFileExists(t, out)
 		}
 	}

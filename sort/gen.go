@@ -501,10 +501,13 @@ func (m memSink) put(off int64, b []byte) error {
 // GenerateBytes returns the generated records in memory (for tests and
 // small inputs).
 func GenerateBytes(o GenOptions) ([]byte, GenResult, error) {
+	return generateBytes(context.Background(), o)
+}
+
+func generateBytes(ctx context.Context, o GenOptions) ([]byte, GenResult, error) {
 	if err := o.normalize(); err != nil {
 		return nil, GenResult{}, err
 	}
-	ctx := context.Background()
 	// In memory: the records must fit the physical memory (0: unknown).
 	limit := int64(-1)
 	if ram := physicalMemory(); ram > 0 {
@@ -524,9 +527,12 @@ func GenerateBytes(o GenOptions) ([]byte, GenResult, error) {
 }
 
 // Generate writes the records to path. Like gensort it replaces an
-// existing file — but only once the new one is complete: the records are
-// written under a temporary name, made durable and renamed. Writing to
-// /dev/null only computes (gensort skips the output there too). A size
+// existing file (not a read-only one: ErrReadOnly) — but only once the new
+// one is complete: the records are written under a temporary name, made
+// durable and renamed (a symbolic link is followed). A path that is not a
+// regular file (a pipe, a terminal, /dev/stdout) is written in order
+// (GenerateTo). Writing to /dev/null only computes (gensort skips the
+// output there too). A size
 // that cannot fit (more than 2^63 bytes, or more than the file system's
 // free space) is an error before anything is generated.
 func Generate(ctx context.Context, path string, o GenOptions, force bool) (GenResult, error) {
@@ -547,7 +553,18 @@ func Generate(ctx context.Context, path string, o GenOptions, force bool) (GenRe
 	case err == nil && st.IsDir():
 		return GenResult{}, optionError("%s is a directory; give a file name", path)
 	case err == nil && !st.Mode().IsRegular():
-		return GenResult{}, optionError("%s exists and is not a regular file", path)
+		// A pipe, a terminal, /dev/stdout: written in order, as gensort
+		// writes them.
+		return generateStream(ctx, path, o)
+	case err == nil && st.Mode().Perm()&0o222 == 0:
+		// gensort's fopen would refuse it (except to root); the rename
+		// would replace it silently.
+		return GenResult{}, &detailError{ErrReadOnly, fmt.Sprintf("sort: %s is read-only (mode %04o): remove it or make it writable to replace it", path, st.Mode().Perm())}
+	}
+	// A symbolic link is followed, as gensort's fopen follows it: the
+	// records replace the file it points to, not the link.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
 	}
 	dir := filepath.Dir(path)
 	free, err := freeSpace(dir)
@@ -592,3 +609,20 @@ func Generate(ctx context.Context, path string, o GenOptions, force bool) (GenRe
 	}
 	return res, nil
 }
+
+// generateStream writes the records to the pipe or device at path.
+func generateStream(ctx context.Context, path string, o GenOptions) (GenResult, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return GenResult{}, &fileError{path, pathCause(err)}
+	}
+	res, err := GenerateTo(ctx, f, o)
+	if e2 := f.Close(); err == nil {
+		err = e2
+	}
+	return res, inFile(path, err)
+}
+
+// Validate checks the options without generating anything. Its errors
+// match ErrInvalid (persist.ErrInvalid), or ErrBadFormat for the format.
+func (o GenOptions) Validate() error { return o.normalize() }

@@ -212,5 +212,5 @@ func TestGenOtherFormats(t *testing.T) {
 	}))
 	require.Equal(t, 100, i)
 	_, _, err := GenerateBytes(GenOptions{Count: 1, ASCII: true, Format: Format{KeySize: 8, ValueSize: 8}})
-	require.ErrorIs(t, err, ErrOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 }

@@ -79,7 +79,7 @@ func (x *indexer) build(ctx context.Context, s *source, idx, scratch []uint64) e
 	}
 	if s.n >= 1<<32 {
 		// Bucket cursors are 32-bit; the planner keeps runs below this.
-		return fmt.Errorf("%w: %d entries in one run", ErrOptions, s.n)
+		return fmt.Errorf("%w: %d entries in one run", ErrInvalid, s.n)
 	}
 	db := firstBits(s.n, l.k)
 	nb := 1 << db

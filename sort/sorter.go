@@ -141,11 +141,12 @@ type Sorter struct {
 	wbufs   []byte // EMS: write buffers and gather scratch
 	indexer indexer
 	// hooks for fault-injection tests
-	afterMap      func(in string) // called once the input is mapped
-	failAfterRuns int             // >0: fail when this many run files exist
-	runCap        int64           // >0: at most this many entries per run (tests)
-	wbSet         bool            // the write buffer size was given
-	planned       budget          // the last sort's plan (tests)
+	afterMap      func(in string)  // called once the input is mapped
+	beforePublish func(out string) // called before the output is renamed
+	failAfterRuns int              // >0: fail when this many run files exist
+	runCap        int64            // >0: at most this many entries per run (tests)
+	wbSet         bool             // the write buffer size was given
+	planned       budget           // the last sort's plan (tests)
 }
 
 // NewSorter validates the options and sets up the pools.
@@ -323,7 +324,7 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	}()
 	j.ph.start(phOther)
 	if j.in, err = openMapped(in); err != nil {
-		return nil, fmt.Errorf("sort: input: %w", err)
+		return nil, err
 	}
 	defer j.in.close()
 	j.src = j.in.bytes()
@@ -394,8 +395,15 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	if err := j.out.close(); err != nil {
 		return nil, fmt.Errorf("sort: close output: %w", err)
 	}
-	if err := os.Rename(tmpOut, out); err != nil {
+	if s.beforePublish != nil {
+		s.beforePublish(out)
+	}
+	if err := publish(tmpOut, out, s.o.Overwrite); err != nil {
 		os.Remove(tmpOut)
+		var de *detailError
+		if errors.As(err, &de) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("sort: rename output: %w", err)
 	}
 	committed = true
@@ -440,7 +448,7 @@ func checkPaths(in, out string, overwrite bool) error {
 	}
 	si, err := os.Stat(in)
 	if err != nil {
-		return fmt.Errorf("sort: input: %w", err)
+		return &fileError{in, pathCause(err)}
 	}
 	if si.IsDir() {
 		return optionError("input %s is a directory", in)
@@ -498,10 +506,7 @@ func (j *job) checkInput() error {
 		j.klvMax = max(j.klvMax, r.Size(f.KeySize))
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", j.in.path, err)
-	}
-	return nil
+	return inFile(j.in.path, err)
 }
 
 // budget is the memory plan of one sort.
@@ -795,7 +800,7 @@ type detailError struct {
 func (e *detailError) Error() string { return e.msg }
 func (e *detailError) Unwrap() error { return e.sentinel }
 
-// optionError is an ErrOptions error with a message of its own.
+// optionError is an ErrInvalid error with a message of its own.
 func optionError(format string, a ...any) error {
-	return &detailError{ErrOptions, "sort: " + fmt.Sprintf(format, a...)}
+	return &detailError{ErrInvalid, "sort: " + fmt.Sprintf(format, a...)}
 }

@@ -103,14 +103,14 @@ func dirOnTmpfs(dir string) bool {
 	return t == unix.TMPFS_MAGIC || t == unix.RAMFS_MAGIC
 }
 
-// openMapped maps an existing file read-only.
+// openMapped maps an existing file read-only. Its errors name the file.
 func openMapped(path string) (*mapped, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, &fileError{path, pathCause(err)}
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, &fileError{path, errNotRegular}
 	}
 	if st.Size() == 0 {
 		return &mapped{path: path}, nil
@@ -119,10 +119,13 @@ func openMapped(path string) (*mapped, error) {
 	// them, in parallel, instead of one MAP_POPULATE thread up front.
 	r, err := persist.Map(path, &persist.Options{ReadOnly: true, NoPrefault: true})
 	if err != nil {
-		return nil, fmt.Errorf("map %s: %w", path, err)
+		return nil, fmt.Errorf("sort: map %s: %w", path, err)
 	}
 	return newMapped(path, "", r, false), nil
 }
+
+// errNotRegular refuses to map a pipe, a device or a socket.
+var errNotRegular = &detailError{ErrInvalid, "not a regular file: the sorter maps its input, which needs a regular file (write a stream to a file first)"}
 
 func (m *mapped) bytes() []byte { return m.data }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/braid-pm/braid/persist"
@@ -54,8 +55,23 @@ func (o *ValidateOptions) normalize() error {
 
 // Validate checks the records of the file at path (mapped read-only) with
 // valsort's rules, in parallel: the file is cut into partitions, each
-// summarized on its own, and the summaries combined as valsort -s does.
+// summarized on its own, and the summaries combined as valsort -s does. A
+// path that is not a regular file (a pipe) is read in order
+// (ValidateReader). Errors about the file name it.
 func Validate(ctx context.Context, path string, o ValidateOptions) (*Summary, error) {
+	if err := o.normalize(); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		// A pipe or a device: read in order, as valsort reads it.
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, &fileError{path, pathCause(err)}
+		}
+		defer f.Close()
+		s, err := ValidateReader(ctx, f, o)
+		return s, inFile(path, err)
+	}
 	m, err := openMapped(path)
 	if err != nil {
 		return nil, err
@@ -73,7 +89,7 @@ func Validate(ctx context.Context, path string, o ValidateOptions) (*Summary, er
 		return err
 	})
 	if err != nil {
-		return nil, mediaError(err, "validation", m)
+		return nil, inFile(path, mediaError(err, "validation", m))
 	}
 	// The mapping goes away: keep copies of the records the summary names.
 	s.First = append([]byte(nil), s.First...)
@@ -296,3 +312,7 @@ func ParseSummaries(b []byte) ([]Summary, error) {
 	}
 	return out, nil
 }
+
+// Validate checks the options without reading anything. Its errors match
+// ErrInvalid (persist.ErrInvalid), or ErrBadFormat for the format.
+func (o ValidateOptions) Validate() error { return o.normalize() }

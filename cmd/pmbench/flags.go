@@ -55,9 +55,9 @@ var fileDefault = defaultFile
 var errHelp = errors.New("help requested")
 
 // parseFlags parses and validates the command line. Only -h prints the
-// usage (to stderr); a returned error other than errHelp means exit status
-// 2, and run prints it with a pointer to -h.
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+// usage (to help, which run makes stdout); a returned error other than
+// errHelp means exit status 2, and run prints it with a pointer to -h.
+func parseFlags(args []string, help io.Writer) (config, error) {
 	cfg := config{
 		file:     fileDefault,
 		size:     defaultSize,
@@ -85,7 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			usage(stderr, fs)
+			usage(help, fs)
 			return cfg, errHelp
 		}
 		return cfg, err

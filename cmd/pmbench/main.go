@@ -74,7 +74,7 @@ const (
 // the report to stdout and diagnostics to stderr, and returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseFlags(args, stderr)
+	cfg, err := parseFlags(args, stdout) // -h is output: pmbench -h | less
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK

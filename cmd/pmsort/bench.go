@@ -62,7 +62,7 @@ func (r *benchResult) finish(bytes int64) {
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", benchUsage, stderr)
+	fs := newFlags("bench", benchUsage, stdout)
 	n := fs.Int64("n", 10_000_000, "records (100 bytes each)")
 	dir := fs.String("dir", "/dev/shm", "directory for input and outputs (and run files, without -tmp)")
 	runs := fs.Int("runs", 3, "runs per mode (best, median and spread are reported)")
@@ -81,6 +81,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() != 0 {
 		return usagef("unexpected arguments: %v", fs.Args())
+	}
+	if err := pathFlags(fs, "dir", "tmp", "profile", "cpuprofile"); err != nil {
+		return err
 	}
 	if *n < 1 {
 		return usagef("-n %d: want at least 1 record", *n)
@@ -128,9 +131,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			flagName = "-mpmem"
 		}
 		o, err := sf.options()
-		var ue usageError
-		if errors.As(err, &ue) && strings.Contains(ue.msg, "budget") {
-			return usagef("%s %d (the budget of %s): %s", flagName, int64(sf.mem), m.name, ue.msg)
+		if errors.Is(err, sort.ErrBudget) {
+			return usagef("%s %d (the budget of %s): %s", flagName, int64(sf.mem), m.name, message(err))
 		}
 		if err != nil {
 			return err

@@ -25,7 +25,7 @@ func (f *formatFlags) format() (sort.Format, error) {
 		ft.ValueSize = 0
 	}
 	if err := ft.Validate(); err != nil {
-		return ft, usageError{message(err)}
+		return ft, badUsage(err)
 	}
 	return ft, nil
 }

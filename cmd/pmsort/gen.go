@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -21,8 +21,10 @@ Writes the same bytes as gensort 1.5 for the same -a, -s, -b and NUM_RECS
 record formats (a braid extension; see sort/README.md). The size is checked
 against the file system's free space before anything is generated.
 As gensort does, an existing FILE_NAME is replaced (atomically: the records
-are written under a temporary name and renamed when complete). Record
-numbers past 2^128-1 wrap to 0, as in gensort.`
+are written under a temporary name and renamed when complete), but not a
+read-only one; a pipe or a terminal (/dev/stdout) is written in order, and
+/dev/null only computes. Record numbers past 2^128-1 wrap to 0, as in
+gensort.`
 
 // gensortArgs rewrites gensort's attached "-bN" into "-b=N" for package flag.
 func gensortArgs(args []string) []string {
@@ -31,7 +33,13 @@ func gensortArgs(args []string) []string {
 		if a == "--" || !strings.HasPrefix(a, "-") {
 			return append(out, args[i:]...)
 		}
-		if len(a) > 2 && a[1] == 'b' && a[2] >= '0' && a[2] <= '9' {
+		switch {
+		case a == "-b":
+			// gensort reads a bare -b as starting record 0 (gen -b 10 f:
+			// 10 records from 0 to f), not as a flag taking the next
+			// argument.
+			a = "-b=0"
+		case len(a) > 2 && a[1] == 'b' && a[2] >= '0' && a[2] <= '9':
 			a = "-b=" + a[2:]
 		}
 		out = append(out, a)
@@ -40,7 +48,7 @@ func gensortArgs(args []string) []string {
 }
 
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", genUsage, stderr)
+	fs := newFlags("gen", genUsage, stdout)
 	ascii := fs.Bool("a", false, "generate ASCII records (PennySort/JouleSort)")
 	skew := fs.Bool("s", false, "generate skewed keys")
 	sum := fs.Bool("c", false, "print the sum of the records' CRC-32 to standard error")
@@ -51,8 +59,12 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	force := fs.Bool("force-pmem", false, "write through the PMem path even if the file is not on DAX (as BRAID_FORCE_PMEM=1)")
 	var ff formatFlags
 	ff.register(fs)
-	if err := parseFlags(fs, gensortArgs(args)); err != nil {
-		return negativeCount(err)
+	args = gensortArgs(args)
+	if err := negativeCount(fs, args); err != nil {
+		return err
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	switch fs.NArg() {
 	case 0:
@@ -71,15 +83,25 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !ok {
 		return usagef("-b%s: want a decimal record number below 2^128", *start)
 	}
+	if fs.Arg(1) == "" {
+		return usagef("FILE_NAME is empty: give the file to write (or /dev/null to only compute)")
+	}
 	if err := nonNegative("t", *threads); err != nil {
 		return err
-	}
-	if *vmin < 0 || *vmax < *vmin || *vmax > sort.MaxKLVValue {
-		return usagef("-vmin %d -vmax %d: want 0 <= vmin <= vmax <= %d", *vmin, *vmax, sort.MaxKLVValue)
 	}
 	f, err := ff.format()
 	if err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case f.KLV && set["value"]:
+		return usagef("-value is the value size of fixed-size records; KLV values (-klv) have lengths from -vmin to -vmax")
+	case !f.KLV && (set["vmin"] || set["vmax"]):
+		return usagef("-vmin and -vmax are the value lengths of KLV records (-klv); fixed-size records take -value")
+	case *vmin < 0 || *vmax < *vmin || *vmax > sort.MaxKLVValue:
+		return usagef("-vmin %d -vmax %d: want 0 <= vmin <= vmax <= %d", *vmin, *vmax, sort.MaxKLVValue)
 	}
 	// A count no file can hold is a bad argument; one the free space
 	// cannot hold is a failure (Generate checks it).
@@ -90,13 +112,14 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if hi, lo := bits.Mul64(n, uint64(least)); hi != 0 || lo > math.MaxInt64 {
 		return usagef("NUM_RECS %d: %d records of %d %s make more than 2^63 bytes", n, n, least, what)
 	}
-	if fs.Arg(1) != os.DevNull { // gensort computes without writing there
-		if err := checkOutputPath("", fs.Arg(1), true, ""); err != nil {
-			return err
-		}
-	}
 	o := sort.GenOptions{Count: n, Start: b, ASCII: *ascii, Skew: *skew, Format: f,
 		MinValue: *vmin, MaxValue: *vmax, Threads: *threads, Checksum: *sum}
+	if err := o.Validate(); err != nil {
+		return badUsage(err)
+	}
+	if err := genOutputPath(fs.Arg(1)); err != nil {
+		return err
+	}
 	res, err := sort.Generate(ctx, fs.Arg(1), o, *force)
 	if err != nil {
 		return err
@@ -107,17 +130,51 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// negativeCount turns the flag package's error for a negative NUM_RECS
-// ("-5" reads as an undefined flag: no flag of gen is named by a number)
-// into one that says what is wrong.
-func negativeCount(err error) error {
-	const undefined = "flag provided but not defined: -"
-	var ue usageError
-	if errors.As(err, &ue) && strings.HasPrefix(ue.msg, undefined) {
-		num := strings.TrimPrefix(ue.msg, undefined)
-		if _, perr := strconv.ParseFloat(num, 64); perr == nil {
-			return usagef("NUM_RECS -%s: want a non-negative decimal number", num)
+// negativeCount finds a negative NUM_RECS before the flag package reads
+// it as an undefined flag ("-5": no flag of gen is named by a number):
+// the arguments are walked as the parser walks them, skipping each flag's
+// value.
+func negativeCount(fs *flag.FlagSet, args []string) error {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if a == "--" || !strings.HasPrefix(a, "-") || name == "" {
+			return nil
 		}
+		if c := name[0]; c >= '0' && c <= '9' || c == '.' {
+			if _, err := strconv.ParseFloat(name, 64); err == nil {
+				return usagef("NUM_RECS %s: want a non-negative decimal number", a)
+			}
+			return nil
+		}
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			return nil // the parser reports it
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		i++ // the flag's value
 	}
-	return err
+	return nil
+}
+
+// genOutputPath checks gen's FILE_NAME before anything is generated: not a
+// directory, a socket or a read-only file; a pipe or a device is written
+// in order (/dev/null: nothing written); a regular file, or a new one in a
+// writable directory, is replaced through a temporary file.
+func genOutputPath(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.Mode()&os.ModeSocket != 0:
+		return usagef("%s is a socket: gen writes files, pipes and devices", path)
+	case err == nil && !st.IsDir() && !st.Mode().IsRegular():
+		return nil // a pipe or a device: opened when written
+	case err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o222 == 0:
+		return usagef("%s is read-only (mode %04o): gen does not replace it; remove it or make it writable", path, st.Mode().Perm())
+	}
+	return checkOutputPath("", path, true, "")
 }

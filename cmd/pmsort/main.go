@@ -52,14 +52,18 @@ const exitStatuses = `Exit status:
        small for this input; and, as valsort, validate's records are out
        of order or not a permutation of -perm INPUT
   2    the command line is wrong, found before anything is read or
-       written: an unknown command or flag, a bad flag value, a missing
-       or extra argument, or a path that cannot be used as given: an
-       input that does not exist, cannot be read or is a directory; an
-       output that is a directory or another non-regular file (gen takes
-       /dev/null), is the input, or (sort) exists without -f; a
-       directory (of an output, -tmp, -dir) that does not exist or is
-       not writable; a -profile that cannot be loaded; a record count
-       no file can hold
+       written: an unknown command or flag, a bad flag value (also a
+       path flag whose value is a flag: validate -o -q), options that
+       do not go together (gen -klv -value), a missing or extra
+       argument, or a path that cannot be used as given: an input that
+       does not exist, cannot be read, is a directory, or (sort) is not
+       a regular file (validate reads pipes); an output that is a
+       directory, is the input, is read-only (gen), is not a regular
+       file (sort, validate -o; gen writes pipes and /dev/stdout), or
+       (sort) exists without -f; a directory (of an output, -tmp, -dir)
+       that does not exist or is not writable; a -profile or
+       BRAID_PROFILE that cannot be loaded; a record count no file can
+       hold
   3    an internal error: a bug in pmsort, reported with its stack
        (please report it); partial output is removed
   129  hung up (SIGHUP: the terminal was closed); partial output is
@@ -104,12 +108,20 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// usageError is bad usage: the message says what is wrong.
-type usageError struct{ msg string }
+// usageError is bad usage: the message says what is wrong; err, if set,
+// is the cause (a sort error, which errors.Is then finds).
+type usageError struct {
+	msg string
+	err error
+}
 
 func (e usageError) Error() string { return e.msg }
+func (e usageError) Unwrap() error { return e.err }
 
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+func usagef(format string, a ...any) error { return usageError{msg: fmt.Sprintf(format, a...)} }
+
+// badUsage is a sort error that means the command line is wrong.
+func badUsage(err error) error { return usageError{message(err), err} }
 
 // cmdError is a failure of one subcommand.
 type cmdError struct {
@@ -151,7 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error(), err} })
 	for _, c := range []struct {
 		name, short string
 		run         command
@@ -239,6 +251,20 @@ func message(err error) string {
 	return strings.TrimPrefix(err.Error(), "sort: ")
 }
 
+// prefixed is err said about what (a file, a flag): "what: message", with
+// sort's prefix dropped from the message, not left in the middle of the
+// line. It unwraps to err.
+type prefixed struct {
+	what string
+	err  error
+}
+
+func (e *prefixed) Error() string { return e.what + ": " + message(e.err) }
+func (e *prefixed) Unwrap() error { return e.err }
+
+// inFile is err about the file at path.
+func inFile(path string, err error) error { return &prefixed{path, err} }
+
 // subcommand wraps a flag-parsing command into cobra.
 func subcommand(name, short string, run command, stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
@@ -262,9 +288,11 @@ func subcommand(name, short string, run command, stdout, stderr io.Writer) *cobr
 	return c
 }
 
-func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+// newFlags makes a command's flag set; -h prints its usage to stdout (help
+// is output: pmsort sort -h | less).
+func newFlags(name, usage string, stdout io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("pmsort "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: pmsort %s %s\n", name, usage)
 		fs.PrintDefaults()
@@ -289,7 +317,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		usage()
 		return exitError{exitOK}
 	default:
-		return usageError{err.Error()}
+		return usageError{err.Error(), err}
 	}
 }
 
@@ -354,6 +382,22 @@ func humanBytes(n int64) string {
 func nonNegative(name string, v int) error {
 	if v < 0 {
 		return usagef("-%s %d: want 0 (automatic) or more", name, v)
+	}
+	return nil
+}
+
+// pathFlags refuses a path flag whose value looks like a flag: in
+// 'validate -o -q FILE' the value of -o is missing, and -q is not meant
+// as a file name. names are flag names whose values are paths.
+func pathFlags(fs *flag.FlagSet, names ...string) error {
+	for _, n := range names {
+		f := fs.Lookup(n)
+		if f == nil {
+			continue
+		}
+		if v := f.Value.String(); strings.HasPrefix(v, "-") && len(v) > 1 {
+			return usagef("-%s %s: that is a flag, not a file name (is the value of -%s missing?); write ./%s for a file named so", n, v, n, v)
+		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,6 +195,9 @@ func TestExitStatuses(t *testing.T) {
 	require.NoError(t, os.Link(in, path("link")))
 	require.NoError(t, os.WriteFile(path("existing"), []byte("keep"), 0o644))
 	require.NoError(t, os.Mkdir(path("subdir"), 0o755))
+	require.NoError(t, os.WriteFile(path("readonly"), []byte("keep"), 0o444))
+	fifo := filepath.Join(t.TempDir(), "fifo") // not in dir: dirState reads every file
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	before := dirState(t, dir)
 	out := path("out")         // never created
 	nodir := path("nodir/out") // in a directory that does not exist
@@ -242,6 +246,13 @@ func TestExitStatuses(t *testing.T) {
 		{"gen", pathArg, []string{"gen", "100", nodir}, 2, "pmsort gen: " + nodir + ": directory " + path("nodir") + ": no such file"},
 		{"gen", pathArg, []string{"gen", "100", ro}, 2, "cannot create files there"},
 		{"gen", value, []string{"gen", "99999999999999999", out}, 2, "make more than 2^63 bytes"},
+		{"gen", value, []string{"gen", "-t", "100000", "5", out}, 2, "100000 generator goroutines, want 0 (all CPUs) to 1024"},
+		{"gen", value, []string{"gen", "-a", "-klv", "5", out}, 2, "ASCII records exist only in the gensort format"},
+		{"gen", value, []string{"gen", "-a", "-key", "20", "-value", "80", "5", out}, 2, "ASCII records exist only in the gensort format"},
+		{"gen", value, []string{"gen", "-klv", "-value", "5", "5", out}, 2, "-value is the value size of fixed-size records"},
+		{"gen", value, []string{"gen", "-vmax", "5", "5", out}, 2, "-vmin and -vmax are the value lengths of KLV records"},
+		{"gen", arg, []string{"gen", "10", ""}, 2, "pmsort gen: FILE_NAME is empty"},
+		{"gen", pathArg, []string{"gen", "10", path("readonly")}, 2, "pmsort gen: " + path("readonly") + " is read-only (mode 0444): gen does not replace it"},
 		{"gen", failure, []string{"gen", "-key", "64", "-value", "1000", "999999999999999", out}, 1, "free"},
 
 		{"validate", ok, []string{"validate", "-perm", in, sorted}, 0, "SUCCESS"},
@@ -257,12 +268,17 @@ func TestExitStatuses(t *testing.T) {
 		{"validate", pathArg, []string{"validate", "-o", nodir, sorted}, 2, "directory " + path("nodir")},
 		{"validate", pathArg, []string{"validate", "-o", path("subdir"), sorted}, 2, "-o " + path("subdir") + " is a directory"},
 		{"validate", pathArg, []string{"validate", "-o", sorted, sorted}, 2, "-o " + sorted + " is the input"},
-		{"validate", pathArg, []string{"validate", "-o", os.DevNull, sorted}, 2, "-o /dev/null exists and is not a regular file"},
+		{"validate", pathArg, []string{"validate", "-o", os.DevNull, sorted}, 2, "-o /dev/null exists and is a character device, not a regular file"},
+		{"validate", pathArg, []string{"validate", "-o", "-q", sorted}, 2, "pmsort validate: -o -q: that is a flag, not a file name (is the value of -o missing?)"},
+		{"validate", value, []string{"validate", "-t", "99999", sorted}, 2, "99999 validator goroutines, want 0 (all CPUs) to 1024"},
+		{"validate", value, []string{"validate", "-o", out, "-key", "20", "-value", "30", sorted}, 2, "-o: valsort's partition summaries hold 100-byte records, and the records are fixed 20+30"},
+		{"validate", value, []string{"validate", "-s", "-klv", sorted}, 2, "-s: valsort's partition summaries hold 100-byte records"},
 		{"validate", failure, []string{"validate", in}, 1, "ERROR - there are"}, // valsort: unordered records
 		{"validate", failure, []string{"validate", "-q", in}, 1, ""},
 		{"validate", failure, []string{"validate", "-perm", other, sorted}, 1, "not a permutation"},
 		{"validate", failure, []string{"validate", path("partial")}, 1, "pmsort validate: " + path("partial")},
-		{"validate", failure, []string{"validate", "-s", path("bad.sum")}, 1, "pmsort validate: " + path("bad.sum")},
+		{"validate", failure, []string{"validate", "-s", path("bad.sum")}, 1, "pmsort validate: " + path("bad.sum") + ": bad record format: partial partition summary"},
+		{"validate", failure, []string{"validate", "-perm", path("partial"), sorted}, 1, "pmsort validate: -perm: " + path("partial") + ": bad record format: partial record found at end"},
 
 		{"sort", ok, []string{"sort", "-f", "-i", in, "-o", sorted}, 0, ""},
 		{"sort", flag, []string{"sort", "-mode", "ems", "-zz"}, 2, "flag provided but not defined: -zz"},
@@ -288,6 +304,9 @@ func TestExitStatuses(t *testing.T) {
 		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-tmp", path("missing")}, 2, "pmsort sort: -tmp " + path("missing") + ": no such file"},
 		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-tmp", in}, 2, "-tmp " + in + " is not a directory"},
 		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-profile", path("missing")}, 2, "-profile"},
+		{"sort", pathArg, []string{"sort", "-i", "/dev/zero", "-o", out}, 2, "pmsort sort: -i /dev/zero is a character device, not a regular file: pmsort sort maps its input"},
+		{"sort", pathArg, []string{"sort", "-i", fifo, "-o", out}, 2, "-i " + fifo + " is a pipe, not a regular file"},
+		{"sort", pathArg, []string{"sort", "-i", "-o", out}, 2, "-i -o: that is a flag, not a file name"},
 		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-cpuprofile", nodir}, 2, "-cpuprofile"},
 		{"sort", failure, []string{"sort", "-i", path("partial"), "-o", out}, 1, "pmsort sort: bad record format: " + path("partial") + " is 150 bytes, not a multiple"},
 		{"sort", failure, []string{"sort", "-i", path("empty"), "-o", out}, 1, "has no records"},
@@ -335,6 +354,12 @@ func TestExitStatuses(t *testing.T) {
 			require.Empty(t, msg, "%v", c.args)
 		}
 		require.NotContains(t, msg, "invalid options", "%v", c.args)
+		require.NotContains(t, msg, ": sort: ", "%v: an internal prefix in the middle of the message", c.args)
+		if c.code != 0 && strings.HasPrefix(msg, "pmsort") {
+			// An error is the first thing said: no valsort SUCCESS line
+			// before it.
+			require.NotContains(t, msg, "SUCCESS", "%v", c.args)
+		}
 		require.NotContains(t, msg, "panic", "%v", c.args)
 		require.NotContains(t, msg, "fatal error", "%v", c.args)
 		switch c.code {

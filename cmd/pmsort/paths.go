@@ -15,7 +15,8 @@ import (
 
 // checkInputPath: path (named by what, e.g. "-i " or "-perm ") exists, is not
 // a directory and, when it is a regular file, can be opened for reading.
-// With regular, anything but a regular file is refused.
+// With regular, anything but a regular file is refused (sort maps its
+// input; a pipe is read only by validate).
 func checkInputPath(what, path string, regular bool) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -26,7 +27,7 @@ func checkInputPath(what, path string, regular bool) error {
 		return usagef("%s%s is a directory; give a file name", what, path)
 	case !st.Mode().IsRegular():
 		if regular {
-			return usagef("%s%s is not a regular file", what, path)
+			return usagef("%s%s is %s, not a regular file: pmsort sort maps its input, which needs a regular file; write the stream to a file first", what, path, fileKind(st.Mode()))
 		}
 		// A device or a pipe: opening it could block; the work reports it.
 		return nil
@@ -48,7 +49,8 @@ func checkOutputPath(what, path string, replace bool, hint string) error {
 	case err == nil && st.IsDir():
 		return usagef("%s%s is a directory; give a file name", what, path)
 	case err == nil && !st.Mode().IsRegular():
-		return usagef("%s%s exists and is not a regular file", what, path)
+		return usagef("%s%s exists and is %s, not a regular file: the output is written under a temporary name beside it and renamed when complete; give a file name (and read the file from there)",
+			what, path, fileKind(st.Mode()))
 	case err == nil && !replace:
 		return usagef("%s%s exists (%s)", what, path, hint)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -103,4 +105,19 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		return "a pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file"
 }

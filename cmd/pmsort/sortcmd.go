@@ -89,20 +89,26 @@ func (f *sortFlags) options() (*sort.Options, error) {
 		}
 	}
 	if err := o.Validate(); err != nil {
-		return nil, usageError{message(err)}
+		return nil, badUsage(err)
 	}
-	if f.profile != "" {
-		p, err := persist.LoadProfile(f.profile)
+	// The profile is loaded here, from -profile or else BRAID_PROFILE,
+	// so that one that cannot be loaded is bad usage either way.
+	name, from := f.profile, "-profile"
+	if name == "" {
+		name, from = os.Getenv("BRAID_PROFILE"), "BRAID_PROFILE="+os.Getenv("BRAID_PROFILE")
+	}
+	if name != "" {
+		p, err := persist.LoadProfile(name)
 		if err != nil {
-			return nil, usagef("-profile: %v", err)
+			return nil, usagef("%s: %v", from, err)
 		}
-		o.Profile, o.ProfileName = p, f.profile
+		o.Profile, o.ProfileName = p, name
 	}
 	return o, nil
 }
 
 func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("sort", sortUsage, stderr)
+	fs := newFlags("sort", sortUsage, stdout)
 	in := fs.String("i", "", "input file")
 	out := fs.String("o", "", "output file (written under a temporary name, renamed when complete)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -113,6 +119,9 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&sf.force, "f", false, "replace an existing output file")
 	sf.formatFlags.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := pathFlags(fs, "i", "o", "tmp", "profile", "cpuprofile"); err != nil {
 		return err
 	}
 	switch {
@@ -188,7 +197,7 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // not a directory, exists only with -f, and its directory and -tmp are
 // writable directories.
 func sortPaths(in, out, tmp string, force bool) error {
-	if err := checkInputPath("-i ", in, false); err != nil {
+	if err := checkInputPath("-i ", in, true); err != nil {
 		return err
 	}
 	if err := checkNotInput("-o ", out, in); err != nil {

@@ -25,7 +25,7 @@ INPUT), -s validates a concatenation of summaries. -perm INPUT also checks
 that FILE_NAME is a permutation of INPUT (same record count and checksum).`
 
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("validate", validateUsage, stderr)
+	fs := newFlags("validate", validateUsage, stdout)
 	fold := fs.Bool("i", false, "case-insensitive ASCII key comparison")
 	quiet := fs.Bool("q", false, "quiet: only the exit status")
 	sumOut := fs.String("o", "", "write a partition summary to this file")
@@ -35,6 +35,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var ff formatFlags
 	ff.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := pathFlags(fs, "o", "perm"); err != nil {
 		return err
 	}
 	switch fs.NArg() {
@@ -51,13 +54,25 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	vo := sort.ValidateOptions{Format: f, CaseInsensitive: *fold, Threads: *threads}
+	if err := vo.Validate(); err != nil {
+		return badUsage(err)
+	}
+	if (*sumOut != "" || *summaries) && (f.KLV || f.RecordSize() != 100) {
+		flagName := "-o"
+		if *summaries {
+			flagName = "-s"
+		}
+		return usagef("%s: valsort's partition summaries hold 100-byte records, and the records are %s", flagName, f)
+	}
 	file := fs.Arg(0)
-	// The paths, before the (long) validation.
+	// The paths, before the (long) validation. FILE_NAME and INPUT may
+	// be pipes (read in order).
 	if err := checkInputPath("", file, false); err != nil {
 		return err
 	}
 	if *perm != "" {
-		if err := checkInputPath("-perm ", *perm, true); err != nil {
+		if err := checkInputPath("-perm ", *perm, false); err != nil {
 			return err
 		}
 	}
@@ -83,7 +98,14 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return exitError{exitFail}
 	}
-	vo := sort.ValidateOptions{Format: f, CaseInsensitive: *fold, Threads: *threads}
+	// -perm INPUT is read first: a failure to read it is reported before
+	// anything is said about FILE_NAME.
+	var in *sort.Summary
+	if *perm != "" {
+		if in, err = sort.Validate(ctx, *perm, vo); err != nil {
+			return fail(&prefixed{"-perm", err})
+		}
+	}
 	var s *sort.Summary
 	if *summaries {
 		b, err := os.ReadFile(file)
@@ -92,18 +114,12 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		parts, err := sort.ParseSummaries(b)
 		if err != nil {
-			return fail(fmt.Errorf("%s: %w", file, err))
+			return fail(inFile(file, err))
 		}
-		c := sort.CombineSummaries(parts, *fold, 10)
+		c := sort.CombineSummaries(parts, *fold, f.KeySize)
 		s = &c
-	} else {
-		s, err = sort.Validate(ctx, file, vo)
-		if err != nil {
-			if ctx.Err() == nil && !strings.Contains(err.Error(), file) {
-				err = errors.New(file + ": " + message(err))
-			}
-			return fail(err)
-		}
+	} else if s, err = sort.Validate(ctx, file, vo); err != nil {
+		return fail(err) // the error names the file
 	}
 	if *sumOut != "" {
 		b, err := s.MarshalSummary()
@@ -111,7 +127,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			err = writeFileAtomic(*sumOut, b)
 		}
 		if err != nil {
-			return fail(fmt.Errorf("-o %s: %w", *sumOut, err))
+			return fail(&prefixed{"-o " + *sumOut, err})
 		}
 	}
 	if !*quiet {
@@ -121,11 +137,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if !s.OK() {
 		code = exitFail
 	}
-	if *perm != "" {
-		in, err := sort.Validate(ctx, *perm, vo)
-		if err != nil {
-			return fail(fmt.Errorf("permutation input: %w", err))
-		}
+	if in != nil {
 		if err := samePermutation(in, s); err != nil {
 			if !*quiet {
 				fmt.Fprintf(stderr, "ERROR - not a permutation of %s: %v\n", *perm, err)
