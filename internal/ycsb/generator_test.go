@@ -48,7 +48,7 @@ func zeta(n int64, theta float64) float64 { return zetaFrom(0, n, theta, 0) }
 // first two exactly, the rest by Gray's approximation, whose top-1% share
 // is that of the exact distribution within a point.
 func TestZipfianProperties(t *testing.T) {
-	const n, draws = 10000, 1_000_000
+	const n, draws = 10000, 400_000
 	r := newRand(t, 2)
 	z := NewZipfian(0, n-1, ZipfianConstant)
 	counts := make([]int64, n)
@@ -94,7 +94,7 @@ func within(t *testing.T, what string, got, p float64, n int) {
 // zipfian's share of its first n/100 items, and the hot keys are spread
 // over the space, not the smallest.
 func TestScrambledZipfianProperties(t *testing.T) {
-	const n, draws = 10000, 1_000_000
+	const n, draws = 10000, 400_000
 	require.InDelta(t, scrambledZetan, zeta(1_000_000, ZipfianConstant)+
 		(math.Pow(scrambledItemCount, 0.01)-math.Pow(1_000_000, 0.01))/0.01, 0.01,
 		"YCSB's ZETAN against an integral tail estimate")
@@ -179,7 +179,7 @@ func TestAckedCounter(t *testing.T) {
 // 1/zeta(last), it never returns a value not yet acknowledged, and it
 // follows new inserts.
 func TestLatestRecency(t *testing.T) {
-	const n, draws = 10000, 500_000
+	const n, draws = 10000, 200_000
 	a := NewAcked(n)
 	l := NewLatest(a, NewZipfian(0, n-2, ZipfianConstant))
 	r := newRand(t, 6)

@@ -15,16 +15,16 @@ import (
 // Config is a benchmark's fixed part: the records, their keys and values,
 // how many clients, and whether reads are verified.
 type Config struct {
-	Records   int64     // recordcount: key numbers [0, Records) are loaded
-	ValueSize int       // bytes per value, at least MinValueSize
-	Keys      KeyFormat // insertorder, zeropadding
-	Clients   int       // client goroutines (threadcount)
-	Verify    bool      // judge every value read (dataintegrity)
-	Seed      uint64    // of the clients' random streams (client i: Seed+i)
+	Records   int64     `json:"records"`    // recordcount: key numbers [0, Records) are loaded
+	ValueSize int       `json:"value_size"` // bytes per value, at least MinValueSize
+	Keys      KeyFormat `json:"keys"`       // insertorder, zeropadding
+	Clients   int       `json:"clients"`    // client goroutines (threadcount)
+	Verify    bool      `json:"verify"`     // judge every value read (dataintegrity)
+	Seed      uint64    `json:"seed"`       // of the clients' random streams (client i: Seed+i)
 	// Progress, when set, is called about every 100 ms from one goroutine
 	// with the work done and the total: operations, or milliseconds of a
 	// run bounded by time only.
-	Progress func(done, total int64)
+	Progress func(done, total int64) `json:"-"`
 }
 
 // Validate checks c.
@@ -72,6 +72,7 @@ func New(db DB, cfg Config) (*Bench, error) {
 type Run struct {
 	Operations int64
 	Duration   time.Duration
+	Clients    int // 0: Config.Clients
 }
 
 // Result is one phase's outcome.
@@ -149,12 +150,12 @@ func (p *phase) fail(err error) {
 
 // execute runs body in cfg.Clients goroutines until it returns false or
 // the phase stops, and gathers the result.
-func (b *Bench) execute(ctx context.Context, name string, total int64, dur time.Duration,
+func (b *Bench) execute(ctx context.Context, name string, nclients int, total int64, dur time.Duration,
 	body func(c *client, p *phase) bool) (*Result, error) {
 	var p phase
 	stopCtx := context.AfterFunc(ctx, func() { p.stop.Store(true) })
 	defer stopCtx()
-	clients := make([]*client, b.cfg.Clients)
+	clients := make([]*client, nclients)
 	for i := range clients {
 		clients[i] = b.newClient(i)
 	}
@@ -244,7 +245,7 @@ func (b *Bench) Load(ctx context.Context) (*Result, error) {
 		return nil, errors.New("ycsb: already loaded")
 	}
 	next := NewCounter(0)
-	res, err := b.execute(ctx, LoadPhase, b.cfg.Records, 0, func(c *client, p *phase) bool {
+	res, err := b.execute(ctx, LoadPhase, b.cfg.Clients, b.cfg.Records, 0, func(c *client, p *phase) bool {
 		n := next.Next()
 		if n >= b.cfg.Records {
 			return false
@@ -267,6 +268,9 @@ func (b *Bench) Run(ctx context.Context, w Workload, run Run) (*Result, error) {
 	if !b.loaded {
 		return nil, errors.New("ycsb: Run before Load")
 	}
+	if run.Clients < 0 || run.Clients > 1<<16 {
+		return nil, fmt.Errorf("ycsb: %d clients: want 1 to 65536", run.Clients)
+	}
 	if run.Operations < 0 || run.Duration < 0 || (run.Operations == 0 && run.Duration == 0) {
 		return nil, fmt.Errorf("ycsb: run of %d operations for %v: want an operation count, a duration or both", run.Operations, run.Duration)
 	}
@@ -286,8 +290,12 @@ func (b *Bench) Run(ctx context.Context, w Workload, run Run) (*Result, error) {
 	if w.Distribution == DistLatest {
 		latestBase = NewZipfian(0, max(b.inserts.Last(), 1)-1, ZipfianConstant)
 	}
+	clients := run.Clients
+	if clients == 0 {
+		clients = b.cfg.Clients
+	}
 	var claimed atomic.Int64
-	return b.execute(ctx, w.Name, run.Operations, run.Duration, func(c *client, p *phase) bool {
+	return b.execute(ctx, w.Name, clients, run.Operations, run.Duration, func(c *client, p *phase) bool {
 		if c.w == nil {
 			c.w = &w
 			c.uni = Uniform{0, b.cfg.Records - 1}

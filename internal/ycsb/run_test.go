@@ -90,7 +90,7 @@ func (d *memDB) Scan(from []byte, n int, fn func(key, value []byte) bool) error 
 func (d *memDB) Close() error { return nil }
 
 func benchCfg(clients int) Config {
-	return Config{Records: 2000, ValueSize: 100, Clients: clients, Verify: true, Seed: 42}
+	return Config{Records: 1000, ValueSize: 100, Clients: clients, Verify: true, Seed: 42}
 }
 
 // Every core workload runs over a correct engine with every read judged
@@ -101,13 +101,13 @@ func TestRunCoreWorkloads(t *testing.T) {
 	require.NoError(t, err)
 	res, err := b.Load(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, int64(2000), res.Operations)
-	require.Len(t, db.m, 2000)
+	require.Equal(t, int64(1000), res.Operations)
+	require.Len(t, db.m, 1000)
 	require.Equal(t, "INSERT", res.Ops[0].Op)
 	for _, w := range append(slices.Clone(Core), Workload{Name: "U", Read: 0.5, Update: 0.5, Distribution: DistUniform}) {
-		res, err := b.Run(context.Background(), w, Run{Operations: 3000})
+		res, err := b.Run(context.Background(), w, Run{Operations: 2000})
 		require.NoError(t, err, w.Name)
-		require.Equal(t, int64(3000), res.Operations, w.Name)
+		require.Equal(t, int64(2000), res.Operations, w.Name)
 		require.True(t, res.Verify.AllCorrect(), "%s: %+v", w.Name, *res.Verify)
 		require.Positive(t, res.Verify.Correct, w.Name)
 		ops := map[string]int64{}
@@ -129,7 +129,7 @@ func TestRunCoreWorkloads(t *testing.T) {
 		t.Logf("%s: %v", w.Name, ops)
 	}
 	// D and E inserted keys after the loaded ones, and every one exists.
-	require.Greater(t, int64(len(db.m)), int64(2000))
+	require.Greater(t, int64(len(db.m)), int64(1000))
 	require.Equal(t, int64(len(db.m))-1, b.inserts.Last())
 	var buf bytes.Buffer
 	tb := NewTable(&buf)

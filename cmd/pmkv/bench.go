@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/braid-pm/braid/internal/ycsb"
+	"github.com/braid-pm/braid/kv"
+)
+
+const benchUsage = `[store flags] [-workloads a,b,c,d,e,f] [-records N] [-ops N | -duration D]
+       [-value SIZE] [-clients N] [-distribution D] [-keyorder hashed|ordered]
+       [-verify] [-json] [-sweep clients=1,2,4,...] [-plot FILE.svg]
+
+Loads -records records into a new store (YCSB's load phase) and runs the
+core workloads on it (internal/ycsb: YCSB's CoreWorkload, keys
+"user"+FNV-64 of the record number, scrambled zipfian 0.99 / latest /
+uniform). One line per (workload, operation type): ops/s, mean, p50, p99,
+p999 and max latency (HdrHistogram, ns precision), the durability mode and
+the device. The store is a new directory under /dev/shm, removed at the
+end, unless -dir names one (it must hold no store; it is kept, so that
+pmkv check -dir can follow). E scans: the ordered index is on when E is
+run (-ordered overrides). -verify judges every value read (dataintegrity:
+correct / wrong / missing); any read not correct is exit status 1.
+-sweep clients=LIST runs the workloads at each client count after one
+load and prints throughput and p99 against clients; -plot draws that.`
+
+type benchFlags struct {
+	sf              storeFlags
+	workloads       string
+	records, ops    int64
+	duration        time.Duration
+	value           byteSize
+	clients         int
+	distribution    string
+	keyOrder        string
+	zeroPadding     int
+	verify, asJSON  bool
+	progress, sweep string
+	plot            string
+	seed            uint64
+}
+
+func (b *benchFlags) register(fs *flag.FlagSet) {
+	b.sf.register(fs)
+	fs.StringVar(&b.workloads, "workloads", "a,b,c,d,e,f", "core workloads to run after the load, in order")
+	fs.Int64Var(&b.records, "records", 100_000, "records to load (recordcount)")
+	fs.Int64Var(&b.ops, "ops", 100_000, "operations per workload (operationcount; 0: -duration only)")
+	fs.DurationVar(&b.duration, "duration", 0, "longest time per workload (0: -ops only)")
+	b.value = 100
+	fs.Var(&b.value, "value", "value size (at least 16 bytes)")
+	fs.IntVar(&b.clients, "clients", 4, "client goroutines (threadcount)")
+	fs.StringVar(&b.distribution, "distribution", "", "request distribution for every workload: uniform, zipfian, latest (default: each workload's)")
+	fs.StringVar(&b.keyOrder, "keyorder", "hashed", "keys: hashed (user+FNV-64 of the number, YCSB's default) or ordered (user+number)")
+	fs.IntVar(&b.zeroPadding, "zeropadding", 1, "pad key numbers with zeros to this many digits")
+	fs.BoolVar(&b.verify, "verify", false, "verify every value read (correct / wrong / missing)")
+	fs.BoolVar(&b.asJSON, "json", false, "print JSON")
+	fs.StringVar(&b.progress, "progress", "auto", "progress bar on standard error: auto (on a terminal), on, off")
+	fs.StringVar(&b.sweep, "sweep", "", "clients=1,2,4,...: run the workloads at each client count")
+	fs.StringVar(&b.plot, "plot", "", "with -sweep: draw throughput and p99 against clients to FILE.svg")
+	fs.Uint64Var(&b.seed, "seed", 1, "seed of the clients' random streams")
+}
+
+// plan is a checked bench command line.
+type plan struct {
+	cfg       ycsb.Config
+	workloads []ycsb.Workload
+	sweep     []int
+	run       ycsb.Run
+	tempDir   string // the store's directory when the bench made it
+}
+
+func (b *benchFlags) check(fs *flag.FlagSet) (*plan, error) {
+	p := &plan{}
+	if err := b.sf.limits(); err != nil {
+		return nil, err
+	}
+	for _, name := range strings.Split(b.workloads, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || name == ycsb.LoadPhase {
+			continue // the load always runs
+		}
+		w, err := ycsb.Lookup(name)
+		if err != nil {
+			return nil, usagef("-workloads: %v", err)
+		}
+		if b.distribution != "" {
+			w.Distribution = b.distribution
+		}
+		p.workloads = append(p.workloads, w)
+	}
+	switch b.distribution {
+	case "", ycsb.DistUniform, ycsb.DistZipfian, ycsb.DistLatest:
+	default:
+		return nil, usagef("-distribution %q: want uniform, zipfian or latest", b.distribution)
+	}
+	if b.keyOrder != "hashed" && b.keyOrder != "ordered" {
+		return nil, usagef("-keyorder %q: want hashed or ordered", b.keyOrder)
+	}
+	switch {
+	case b.ops < 0:
+		return nil, usagef("-ops %d: want 0 (use -duration) or more", b.ops)
+	case b.duration < 0:
+		return nil, usagef("-duration %v is negative", b.duration)
+	case b.ops == 0 && b.duration == 0 && len(p.workloads) > 0:
+		return nil, usagef("-ops 0 needs a -duration")
+	case b.progress != "auto" && b.progress != "on" && b.progress != "off":
+		return nil, usagef("-progress %q: want auto, on or off", b.progress)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["ordered"] {
+		b.sf.ordered = slices.ContainsFunc(p.workloads, ycsb.Workload.Scans)
+	}
+	if !b.sf.ordered && slices.ContainsFunc(p.workloads, ycsb.Workload.Scans) {
+		return nil, usagef("workload E scans: it needs the ordered index (drop -ordered=false)")
+	}
+	p.cfg = ycsb.Config{Records: b.records, ValueSize: int(b.value), Clients: b.clients, Verify: b.verify, Seed: b.seed,
+		Keys: ycsb.KeyFormat{Ordered: b.keyOrder == "ordered", ZeroPadding: b.zeroPadding}}
+	if err := p.cfg.Validate(); err != nil {
+		return nil, usageError{strings.TrimPrefix(err.Error(), "ycsb: ")}
+	}
+	if int(b.value) > b.sf.maxValue {
+		return nil, usagef("-value %d is over the store's limit of %d (-maxvalue)", b.value, b.sf.maxValue)
+	}
+	p.run = ycsb.Run{Operations: b.ops, Duration: b.duration}
+	if b.sweep != "" {
+		list, ok := strings.CutPrefix(b.sweep, "clients=")
+		if !ok {
+			return nil, usagef("-sweep %q: want clients=N,N,... (e.g. clients=1,2,4,8)", b.sweep)
+		}
+		for _, s := range strings.Split(list, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 || n > 1<<16 {
+				return nil, usagef("-sweep: client count %q: want 1 to 65536", s)
+			}
+			p.sweep = append(p.sweep, n)
+		}
+		if len(p.workloads) == 0 {
+			return nil, usagef("-sweep needs a workload to run (-workloads)")
+		}
+	}
+	if b.plot != "" {
+		if p.sweep == nil {
+			return nil, usagef("-plot draws a -sweep: give -sweep clients=...")
+		}
+		if !strings.HasSuffix(b.plot, ".svg") {
+			return nil, usagef("-plot %s: want a FILE.svg", b.plot)
+		}
+		if err := checkDir("-plot "+b.plot+": directory ", dirOf(b.plot), false); err != nil {
+			return nil, err
+		}
+	}
+	if b.sf.dir == "" && b.sf.devices == "" {
+		d, err := os.MkdirTemp(shmDir(), "pmkv-bench-")
+		if err != nil {
+			return nil, usagef("temporary store under %s: %v", shmDir(), err)
+		}
+		p.tempDir, b.sf.dir = d, d
+	} else if o, err := b.sf.options(true); err != nil {
+		return nil, err
+	} else if hasFiles(o.Devices[0]) {
+		return nil, usagef("%s holds a store: bench loads a new one (give an empty or new -dir)", o.Devices[0])
+	}
+	return p, nil
+}
+
+func shmDir() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:max(i, 1)]
+	}
+	return "."
+}
+
+// benchReport is -json's output.
+type benchReport struct {
+	Info    ycsb.Info      `json:"info"`
+	Config  ycsb.Config    `json:"config"`
+	Results []*ycsb.Result `json:"results"`
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := newFlags("bench", benchUsage, stderr)
+	var b benchFlags
+	b.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := nargs(fs, 0, "no arguments"); err != nil {
+		return err
+	}
+	p, err := b.check(fs)
+	if err != nil {
+		return err
+	}
+	if p.tempDir != "" {
+		defer os.RemoveAll(p.tempDir)
+	}
+	o, err := b.sf.options(true)
+	if err != nil {
+		return err
+	}
+	s, err := openStore(o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := s.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close (checkpoint): %w", cerr)
+		}
+	}()
+	info := kvInfo(o, s)
+	bar := newBar(b.progress, stderr)
+	p.cfg.Progress = bar.progress
+	bench, err := ycsb.New(storeDB{s}, p.cfg)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	rep := &benchReport{Info: info, Config: p.cfg}
+	var table *ycsb.Table
+	if !b.asJSON && p.sweep == nil {
+		table = ycsb.NewTable(stdout)
+	}
+	add := func(res *ycsb.Result) {
+		rep.Results = append(rep.Results, res)
+		if table != nil {
+			table.Add(info, res)
+		}
+	}
+	defer func() {
+		if table != nil {
+			table.Flush()
+		}
+	}()
+	bar.start("load", p.cfg.Records)
+	res, err := bench.Load(ctx)
+	bar.stop()
+	if res != nil {
+		add(res)
+	}
+	if err != nil {
+		return err
+	}
+	if p.sweep != nil {
+		return runSweep(ctx, bench, p, &b, info, bar, rep, stdout)
+	}
+	for _, w := range p.workloads {
+		bar.start(w.Name, p.run.Operations)
+		res, err := bench.Run(ctx, w, p.run)
+		bar.stop()
+		if res != nil {
+			add(res)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if table != nil {
+		table.Flush()
+		table = nil
+	}
+	if b.asJSON {
+		if err := printJSON(stdout, rep); err != nil {
+			return err
+		}
+	}
+	return verdict(rep.Results, b.verify, stdout, b.asJSON)
+}
+
+// verdict prints -verify's counts and fails when a read was not correct.
+func verdict(results []*ycsb.Result, verify bool, stdout io.Writer, quiet bool) error {
+	if !verify {
+		return nil
+	}
+	var all ycsb.Verify
+	for _, r := range results {
+		if r.Verify != nil {
+			all.Correct += r.Verify.Correct
+			all.Wrong += r.Verify.Wrong
+			all.Missing += r.Verify.Missing
+		}
+	}
+	if !quiet {
+		fmt.Fprintf(stdout, "verify: %d correct, %d wrong, %d missing\n", all.Correct, all.Wrong, all.Missing)
+	}
+	if !all.AllCorrect() {
+		return fmt.Errorf("verify: %d wrong and %d missing of %d reads", all.Wrong, all.Missing, all.Correct+all.Wrong+all.Missing)
+	}
+	return nil
+}
+
+func kvInfo(o *kv.Options, s store) ycsb.Info {
+	dur := "fence per batch"
+	if o.NoBatching {
+		dur = "fence per put"
+	}
+	if o.PMem {
+		dur += ", PMem path"
+	} else {
+		dur += ", msync"
+	}
+	dev := o.Devices[0]
+	if onTmpfs(dev) {
+		dev += " (tmpfs)"
+	}
+	if len(o.Devices) > 1 {
+		dev += fmt.Sprintf(" +%d devices", len(o.Devices)-1)
+	}
+	if w := s.Stats().Workers; w > 0 {
+		dev += fmt.Sprintf(", %d workers", w)
+	}
+	return ycsb.Info{Engine: "kv", Durability: dur, Device: dev}
+}
+
+// storeDB is the command's store as the driver's DB.
+type storeDB struct{ s store }
+
+func (d storeDB) Put(k, v []byte) error { return d.s.Put(k, v) }
+func (d storeDB) Get(k []byte) ([]byte, error) {
+	v, err := d.s.Get(k)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("%w (%w)", ycsb.ErrNotFound, err)
+	}
+	return v, err
+}
+func (d storeDB) Delete(k []byte) error { return d.s.Delete(k) }
+func (d storeDB) Scan(from []byte, n int, fn func(k, v []byte) bool) error {
+	seen := 0
+	return d.s.Scan(from, nil, func(k, v []byte) bool {
+		seen++
+		return fn(k, v) && seen < n
+	})
+}
+func (d storeDB) Close() error { return nil } // the command closes the store
+
+// bar is the progress bar on a terminal (nil methods do nothing).
+type bar struct {
+	w   io.Writer
+	on  bool
+	cur *progressbar.ProgressBar
+}
+
+func newBar(mode string, w io.Writer) *bar {
+	f, ok := w.(*os.File)
+	on := mode == "on" || (mode == "auto" && ok && term.IsTerminal(int(f.Fd())))
+	return &bar{w: w, on: on}
+}
+
+func (b *bar) start(what string, total int64) {
+	if !b.on {
+		return
+	}
+	b.cur = progressbar.NewOptions64(max(total, 1), progressbar.OptionSetWriter(b.w),
+		progressbar.OptionSetDescription(what), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+}
+
+func (b *bar) progress(done, total int64) {
+	if b.cur != nil {
+		b.cur.ChangeMax64(max(total, 1))
+		_ = b.cur.Set64(done)
+	}
+}
+
+func (b *bar) stop() {
+	if b.cur != nil {
+		_ = b.cur.Finish()
+		b.cur = nil
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestExitStatuses checks the rule pmkv -h states for every command: 0
+// success; 2 a wrong command line, one line saying what, found before the
+// store is opened (nothing created); 1 a failure of the work.
+func TestExitStatuses(t *testing.T) {
+	kvReady(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "store")
+	mustRun(t, cmd("put", dir, "k", "v")...)
+	file := filepath.Join(base, "file")
+	require.NoError(t, os.WriteFile(file, []byte("not a store"), 0o644))
+	foreign := filepath.Join(base, "foreign")
+	require.NoError(t, os.MkdirAll(filepath.Join(foreign, "dev0"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(foreign, "dev0", "seg-0000"), []byte("walog\x00\x00\x00 not kv"), 0o644))
+	badLoad := filepath.Join(base, "bad.txt")
+	require.NoError(t, os.WriteFile(badLoad, []byte("a\t1\nno tab here\n"), 0o644))
+	bigLoad := filepath.Join(base, "big.txt")
+	require.NoError(t, os.WriteFile(bigLoad, []byte("a\t"+strings.Repeat("x", 300000)+"\n"), 0o644))
+	missing := filepath.Join(base, "missing")
+	big := strings.Repeat("v", 300000) // over a quarter of the 1 MiB segment
+	s := small(dir)
+	with := func(args ...string) []string { return append(append([]string{args[0]}, s...), args[1:]...) }
+
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-h"}, 0, "Exit status:"},
+		{[]string{"help", "bench"}, 0, "-sweep"},
+		{nil, 2, "pmkv: no command given"},
+		{[]string{"bogus"}, 2, `pmkv: unknown command "bogus"`},
+		{[]string{"help", "a", "b"}, 2, "help takes one command"},
+		{with("get", "k"), 0, "v"},
+		{with("get", "-zz", "k"), 2, "pmkv get: flag provided but not defined: -zz"},
+		{with("get"), 2, "pmkv get: missing KEY"},
+		{with("get", "a", "b"), 2, "want KEY, got 2 arguments"},
+		{with("get", "nope"), 1, `pmkv get: key "nope" not found`},
+		{[]string{"get", "k"}, 2, "no store given"},
+		{[]string{"get", "-dir", missing, "k"}, 2, "no such directory"},
+		{[]string{"get", "-dir", file, "k"}, 2, "is not a directory"},
+		{[]string{"get", "-dir", dir, "-devices", dir, "k"}, 2, "give one of them"},
+		{[]string{"get", "-devices", dir, "k"}, 2, "-devices needs -checkpoint"},
+		{[]string{"get", "-dir", base, "k"}, 2, "dev0: no such directory (no store there)"},
+		{with("put", "k"), 2, "missing KEY and VALUE"},
+		{with("put", "", "v"), 2, "empty key"},
+		{with("put", "k", big), 2, "value of 300000 bytes is over the limit of 261120 (-maxvalue)"},
+		{with("put", strings.Repeat("k", 2000), "v"), 2, "key of 2000 bytes is over the limit of 1024"},
+		{with("put", "-pmem", "maybe", "k", "v"), 2, `-pmem "maybe"`},
+		{with("put", "-segment", "1x", "k", "v"), 2, "bad size"},
+		{with("put", "-workers", "-3", "k", "v"), 2, "WorkersPerDevice -3"},
+		{with("del"), 2, "missing KEY"},
+		{with("scan", "a"), 2, "missing FROM and TO"},
+		{with("scan", "-n", "-1", "a", "b"), 2, "-n -1"},
+		{with("scan", "-ordered=false", "a", "b"), 2, "needs the ordered index"},
+		{with("load"), 2, "missing FILE"},
+		{with("load", missing), 2, "no such file"},
+		{with("load", base), 2, "is a directory"},
+		{with("load", "-format", "csv", badLoad), 2, `-format "csv"`},
+		{with("load", badLoad), 1, "pmkv load: line 2: malformed record: no tab"},
+		{with("load", bigLoad), 1, "line 1: value of 300000 bytes is over the limit"},
+		{with("stats", "extra"), 2, "want no arguments"},
+		{with("check"), 0, "ok: "},
+		{with("recover", "-zz"), 2, "-zz"},
+		{with("gc", "x"), 2, "want no arguments, got 1: x"},
+		{with("checkpoint", "-json"), 2, "-json"},
+		{[]string{"bench", "-workloads", "g"}, 2, `unknown workload "g"`},
+		{[]string{"bench", "-value", "8"}, 2, "at least 16 bytes"},
+		{[]string{"bench", "-records", "0"}, 2, "0 records"},
+		{[]string{"bench", "-clients", "0"}, 2, "0 clients"},
+		{[]string{"bench", "-ops", "0"}, 2, "-ops 0 needs a -duration"},
+		{[]string{"bench", "-sweep", "threads=1"}, 2, "want clients=N"},
+		{[]string{"bench", "-sweep", "clients=1,x"}, 2, `client count "x"`},
+		{[]string{"bench", "-plot", "a.svg"}, 2, "-plot draws a -sweep"},
+		{[]string{"bench", "-sweep", "clients=1", "-plot", "a.png"}, 2, "want a FILE.svg"},
+		{[]string{"bench", "-distribution", "pareto"}, 2, `-distribution "pareto"`},
+		{[]string{"bench", "-workloads", "e", "-ordered=false"}, 2, "needs the ordered index"},
+		{[]string{"bench", "-dir", dir}, 2, "holds a store"},
+		{[]string{"bench", "extra"}, 2, "want no arguments"},
+	}
+	if !usingStandIn {
+		cases = append(cases, struct {
+			args []string
+			code int
+			msg  string
+		}{[]string{"get", "-dir", foreign, "k"}, 1, "pmkv get: "})
+	}
+	for _, c := range cases {
+		code, stdout, msg := pmkv(t, c.args...)
+		require.Equal(t, c.code, code, "%v: %s", c.args, msg)
+		if c.code == 0 {
+			require.Contains(t, stdout+msg, c.msg, "%v", c.args)
+		} else {
+			require.Contains(t, msg, c.msg, "%v", c.args)
+		}
+		require.NotContains(t, msg, "panic", "%v", c.args)
+		if c.code == 2 {
+			require.Contains(t, msg, "Run 'pmkv", "%v", c.args)
+			require.Equal(t, 2, strings.Count(msg, "\n"), "%v: %q", c.args, msg)
+		}
+		require.NoDirExists(t, missing, "%v", c.args)
+	}
+	left, _ := filepath.Glob(filepath.Join(shmDir(), "pmkv-bench-*"))
+	require.Empty(t, left, "temporary bench stores left")
+}

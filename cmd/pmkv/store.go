@@ -1,0 +1,274 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/braid-pm/braid/kv"
+)
+
+// storeFlags name a store and how to open it; every command has them.
+type storeFlags struct {
+	dir, devices, checkpoint string
+	ndev                     int
+	workers, queue           int
+	batch                    byteSize
+	noBatch, ordered         bool
+	segment, deviceSize      byteSize
+	maxKey, maxValue         int
+	pmem                     string
+}
+
+func (f *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "dir", "", "the store: devices DIR/dev0..N-1, checkpoints in DIR/ckpt")
+	fs.StringVar(&f.devices, "devices", "", "comma-separated device directories (instead of -dir; with -checkpoint)")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "checkpoint directory (with -devices)")
+	fs.IntVar(&f.ndev, "ndev", 0, "devices under -dir (0: the DIR/dev* there, else 1)")
+	fs.IntVar(&f.workers, "workers", 0, "workers per device (0: from the device profile)")
+	fs.IntVar(&f.queue, "queue", 0, "requests queued per worker (0: kv's default)")
+	fs.Var(&f.batch, "batch", "batch threshold in log bytes (0: kv's default)")
+	fs.BoolVar(&f.noBatch, "nobatch", false, "one fence per put (batching off)")
+	fs.BoolVar(&f.ordered, "ordered", true, "keep the ordered index (scan needs it)")
+	fs.Var(&f.segment, "segment", "log segment size (0: kv's default, 64MiB)")
+	fs.Var(&f.deviceSize, "device-size", "bytes pre-allocated per device (0: kv's default, 1GiB, or what is there)")
+	fs.IntVar(&f.maxKey, "maxkey", 0, "largest key in bytes (0: kv's default, 1024)")
+	fs.IntVar(&f.maxValue, "maxvalue", 0, "largest value in bytes (0: kv's default, 1MiB, or a quarter of -segment less -maxkey)")
+	fs.StringVar(&f.pmem, "pmem", "auto", "map segments on the PMem instruction path: auto (on tmpfs), on, off (msync)")
+}
+
+// limits resolves -maxkey and -maxvalue (called once flags are parsed).
+func (f *storeFlags) limits() error {
+	if f.maxKey < 0 || f.maxValue < 0 {
+		return usagef("-maxkey %d -maxvalue %d: want 0 (the default) or more", f.maxKey, f.maxValue)
+	}
+	if f.maxKey == 0 {
+		f.maxKey = kv.DefaultMaxKey
+	}
+	if f.maxValue == 0 {
+		seg := int64(f.segment)
+		if seg == 0 {
+			seg = kv.DefaultSegmentSize
+		}
+		f.maxValue = int(max(0, min(kv.DefaultMaxValue, seg/4-int64(f.maxKey))))
+	}
+	return nil
+}
+
+// options resolves the flags into kv.Options. With create, missing
+// directories are made (the store is created on empty devices); without,
+// the store must exist. Every problem is a usage error, found before the
+// store is opened.
+func (f *storeFlags) options(create bool) (*kv.Options, error) {
+	var devs []string
+	ckpt := f.checkpoint
+	switch {
+	case f.dir != "" && f.devices != "":
+		return nil, usagef("-dir and -devices: give one of them")
+	case f.dir == "" && f.devices == "":
+		return nil, usagef("no store given: use -dir DIR (or -devices D1,D2 -checkpoint C)")
+	case f.ndev < 0 || f.ndev > 64:
+		return nil, usagef("-ndev %d: want 0 (what is there) to 64", f.ndev)
+	case f.dir != "":
+		if ckpt != "" {
+			return nil, usagef("-checkpoint goes with -devices; with -dir it is DIR/ckpt")
+		}
+		if err := checkDir("-dir ", f.dir, create); err != nil {
+			return nil, err
+		}
+		n := f.ndev
+		if n == 0 {
+			n = countDevices(f.dir)
+		}
+		for i := range n {
+			devs = append(devs, filepath.Join(f.dir, "dev"+strconv.Itoa(i)))
+		}
+		ckpt = filepath.Join(f.dir, "ckpt")
+	default:
+		if ckpt == "" {
+			return nil, usagef("-devices needs -checkpoint DIR")
+		}
+		for _, d := range strings.Split(f.devices, ",") {
+			if d = strings.TrimSpace(d); d == "" {
+				return nil, usagef("-devices %q: an empty device name", f.devices)
+			}
+			devs = append(devs, d)
+		}
+	}
+	for _, d := range append(devs, ckpt) {
+		if err := checkDir("", d, create); err != nil {
+			return nil, err
+		}
+	}
+	if !create && !hasFiles(devs[0]) {
+		return nil, usagef("no store in %s (create one with pmkv put, load or bench)", strings.Join(devs, ", "))
+	}
+	o := &kv.Options{Devices: devs, CheckpointDir: ckpt, WorkersPerDevice: f.workers, QueueDepth: f.queue,
+		BatchBytes: int(f.batch), NoBatching: f.noBatch, SegmentSize: int64(f.segment), DeviceSize: int64(f.deviceSize),
+		OrderedIndex: f.ordered, MaxKey: f.maxKey, MaxValue: f.maxValue}
+	switch f.pmem {
+	case "on":
+		o.PMem = true
+	case "off":
+	case "auto":
+		o.PMem = onTmpfs(devs[0])
+	default:
+		return nil, usagef("-pmem %q: want auto, on or off", f.pmem)
+	}
+	if err := o.Validate(); err != nil {
+		return nil, usageError{strings.TrimPrefix(err.Error(), "kv: ")}
+	}
+	if create {
+		for _, d := range append(devs, ckpt) {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, usagef("%s: %v", d, pathErr(err))
+			}
+		}
+	}
+	return o, nil
+}
+
+// checkDir: dir is a directory, or (create) does not exist yet but can be
+// made (its nearest existing parent is a directory).
+func checkDir(what, dir string, create bool) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return usagef("%s%s is not a directory (a store is a directory)", what, dir)
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return usagef("%s%s: %v", what, dir, pathErr(err))
+	case !create:
+		return usagef("%s%s: no such directory (no store there)", what, dir)
+	}
+	parent := filepath.Dir(dir)
+	for parent != filepath.Dir(parent) {
+		if st, err := os.Stat(parent); err == nil {
+			if !st.IsDir() {
+				return usagef("%s%s: %s is not a directory", what, dir, parent)
+			}
+			return nil
+		}
+		parent = filepath.Dir(parent)
+	}
+	return nil
+}
+
+// countDevices is how many DIR/dev0, dev1, ... exist (at least 1).
+func countDevices(dir string) int {
+	n := 0
+	for {
+		if st, err := os.Stat(filepath.Join(dir, "dev"+strconv.Itoa(n))); err != nil || !st.IsDir() {
+			break
+		}
+		n++
+	}
+	return max(n, 1)
+}
+
+func hasFiles(dir string) bool {
+	es, err := os.ReadDir(dir)
+	return err == nil && len(es) > 0
+}
+
+// onTmpfs reports whether dir (or its nearest existing parent) is on
+// tmpfs, where the PMem path is the one braid benchmarks (nothing there
+// survives a reboot anyway).
+func onTmpfs(dir string) bool {
+	for {
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err == nil {
+			return st.Type == unix.TMPFS_MAGIC
+		}
+		if p := filepath.Dir(dir); p != dir {
+			dir = p
+			continue
+		}
+		return false
+	}
+}
+
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// store is what the commands use of a kv.Store.
+type store interface {
+	Put(key, value []byte) error
+	Get(key []byte) ([]byte, error)
+	Delete(key []byte) error
+	Scan(from, to []byte, fn func(key, value []byte) bool) error
+	Checkpoint() error
+	GC() (kv.GCReport, error)
+	Stats() kv.Stats
+	Recovery() kv.RecoveryReport
+	Check() error
+	Close() error
+	// apply makes every op durable before it returns (kv.Store.Apply).
+	apply(ops []op) error
+}
+
+// op is one put or delete of an apply.
+type op struct {
+	key, value []byte
+	del        bool
+}
+
+type kvStore struct{ *kv.Store }
+
+func (s kvStore) apply(ops []op) error {
+	var b kv.Batch
+	for _, o := range ops {
+		if o.del {
+			b.Delete(o.key)
+		} else {
+			b.Put(o.key, o.value)
+		}
+	}
+	return s.Apply(&b)
+}
+
+// openStore opens the store (a variable for the tests' stand-in while kv
+// is being written).
+var openStore = func(o *kv.Options) (store, error) {
+	s, err := kv.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	return kvStore{s}, nil
+}
+
+// byteSize is a size flag: 4096, 64K, 64KiB, 512MiB, 2GiB (powers of 1024).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	shift := 0
+	if i := strings.IndexAny(t, "KMGT"); i >= 0 && i == len(t)-1 {
+		shift = 10 * (1 + strings.IndexByte("KMGT", t[i]))
+		t = t[:i]
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 0 || (shift > 0 && v > (1<<63-1)>>shift) {
+		return fmt.Errorf("bad size %q (want e.g. 100, 1KiB, 64MiB, 2GiB)", s)
+	}
+	*b = byteSize(v << shift)
+	return nil
+}
+
+func createFile(path string) (*os.File, error) { return os.Create(path) }
