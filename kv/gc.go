@@ -42,7 +42,11 @@ func (s *Store) gc(all bool) (GCReport, error) {
 	t0 := time.Now()
 	var rep GCReport
 	defer func() { rep.Elapsed = time.Since(t0); s.stats.gcPasses.Add(1) }()
-	if s.needCheckpoints() {
+	vs, err := s.pick(all, &rep)
+	if err != nil {
+		return rep, err
+	}
+	if s.needCheckpoints(vs) {
 		// Tombstones and metadata segments are freed only behind the
 		// oldest retained checkpoint: bring both checkpoints forward.
 		for range keepCheckpoints {
@@ -50,13 +54,15 @@ func (s *Store) gc(all bool) (GCReport, error) {
 				return rep, err
 			}
 		}
+		rep.Candidates = 0
+		if vs, err = s.pick(all, &rep); err != nil {
+			return rep, err
+		}
 	}
 	if err := s.enter(); err != nil {
 		return rep, err
 	}
 	defer s.ops.RUnlock()
-	s.drainMerge()
-	vs := s.victims(all, &rep)
 	floor := s.floor()
 	for _, v := range vs {
 		if err := s.clean(v, floor, &rep); err != nil {
@@ -68,18 +74,26 @@ func (s *Store) gc(all bool) (GCReport, error) {
 	return rep, err
 }
 
-// needCheckpoints: the index holds tombstones, or a sealed metadata
+// pick drains the merge logs and chooses the victims of a pass.
+func (s *Store) pick(all bool, rep *GCReport) ([]*victim, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.ops.RUnlock()
+	s.drainMerge()
+	return s.victims(all, rep), nil
+}
+
+// needCheckpoints: a victim holds a tombstone, or a sealed metadata
 // segment exists, that the oldest retained checkpoint does not cover.
-func (s *Store) needCheckpoints() bool {
+func (s *Store) needCheckpoints(vs []*victim) bool {
 	floor := s.floor()
-	tomb := false
-	s.idx.each(func(_ string, l loc) {
-		if l.tomb() && l.serial >= floor {
-			tomb = true
+	for _, v := range vs {
+		for _, r := range v.live {
+			if r.l.tomb() && r.l.serial >= floor {
+				return true
+			}
 		}
-	})
-	if tomb {
-		return true
 	}
 	for _, d := range s.devs {
 		for _, g := range d.segs {

@@ -109,4 +109,3 @@ func (s *Store) abandon() {
 	s.ops.Unlock()
 	s.shutdown()
 }
-
