@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -98,6 +99,7 @@ func (w *worker) collect(r *request) []*request {
 	}
 	n := r.bytes()
 	var timer <-chan time.Time
+	yielded := false
 	for n < c.BatchBytes && len(b) < 4096 {
 		select {
 		case r2, ok := <-w.q:
@@ -108,6 +110,15 @@ func (w *worker) collect(r *request) []*request {
 			n += r2.bytes()
 			continue
 		default:
+		}
+		if !yielded {
+			// Let the clients that are ready to run enqueue before the
+			// batch closes: a send to an idle worker runs the worker next,
+			// so without this a batch would hold one request under any
+			// load that leaves the worker idle between batches.
+			yielded = true
+			runtime.Gosched()
+			continue
 		}
 		if c.BatchWait <= 0 || timer == nil && n >= c.BatchBytes {
 			return b
