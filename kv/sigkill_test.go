@@ -2,11 +2,13 @@ package kv
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,14 +187,16 @@ func TestSigkill(t *testing.T) {
 		}
 		res, info := porcupine.CheckOperationsVerbose(kvModel, h, time.Minute)
 		if res != porcupine.Ok {
-			f := filepath.Join(t.TempDir(), "history.html")
+			t.Logf("recovery report: %+v", rep)
+			f := filepath.Join(os.TempDir(), fmt.Sprintf("kv-history-%d.html", os.Getpid()))
 			_ = porcupine.VisualizePath(kvModel, info, f)
+			dumpHistory(t, h, f+".txt")
 			t.Fatalf("round %d (seed %d): history of %d operations (%d unknown) is %v; visualization in %s", round, rnd.Seed(), len(ops), unknown, res, f)
 		}
 		totalOps += len(ops)
 		totalUnknown += unknown
-		t.Logf("round %d: %d ops, %d in flight at the kill; recovery: checkpoint %q, %d entries replayed, %d torn, %d keys, %v",
-			round, len(ops), unknown, rep.Checkpoint, rep.Entries, rep.TornEntries, rep.Keys, rep.Total)
+		t.Logf("round %d: %d ops, %d in flight at the kill; recovery: checkpoint %q, %d entries replayed, %d torn, %d corrupt, %d stale, %d keys, %v",
+			round, len(ops), unknown, rep.Checkpoint, rep.Entries, rep.TornEntries, rep.CorruptValues, rep.Stale, rep.Keys, rep.Total)
 		if round%2 == 0 {
 			require.NoError(t, s.Close())
 		} else {
@@ -275,4 +279,22 @@ func killRound(t *testing.T, dir string, seed uint64, acks int) ([]porcupine.Ope
 	}
 	r.Close()
 	return ops, unknown
+}
+
+// dumpHistory writes a failing history as text, one operation a line, by
+// key and call time.
+func dumpHistory(t *testing.T, h []porcupine.Operation, path string) {
+	slices.SortFunc(h, func(a, b porcupine.Operation) int {
+		if c := strings.Compare(a.Input.(kvInput).key, b.Input.(kvInput).key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Call, b.Call)
+	})
+	var sb strings.Builder
+	for _, op := range h {
+		in, out := op.Input.(kvInput), op.Output.(kvOutput)
+		fmt.Fprintf(&sb, "%s c%d %d..%d %s %.24q -> %.24q unknown=%v\n", in.key, op.ClientId, op.Call, op.Return, in.op, in.val, out.val, out.unknown)
+	}
+	_ = os.WriteFile(path, []byte(sb.String()), 0o644)
+	t.Logf("history written to %s", path)
 }

@@ -64,14 +64,15 @@ func (r *request) writes() bool { return r.kind <= opApply || r.kind == opMove }
 // worker is a dedicated worker: the only writer of one data log and one
 // metadata log on its device, and the reader of the data segments it owns.
 type worker struct {
-	s     *Store
-	dev   *device
-	id    int // on its device
-	gid   int // in Store.workers
-	q     chan *request
-	d, m  logWriter
-	batch []*request
-	recs  []mrec
+	s      *Store
+	dev    *device
+	id     int // on its device
+	gid    int // in Store.workers
+	q      chan *request
+	d, m   logWriter
+	batch  []*request
+	writes []*request
+	recs   []mrec
 
 	puts, gets, dels, batches, fences atomic.Uint64
 	appended, media                   atomic.Uint64
@@ -141,34 +142,41 @@ func (w *worker) collect(r *request) []*request {
 }
 
 // process runs one batch: reads, then writes (one fence for all), then
-// the index updates, then the completions.
+// the index updates, then the completions. A request is not touched after
+// it was completed: its caller may already be reusing it.
 func (w *worker) process(batch []*request) {
-	writes := 0
+	writes := w.writes[:0]
 	for _, r := range batch {
-		switch {
-		case r.kind == opGet || r.kind == opTokenGet:
+		switch r.kind {
+		case opGet, opTokenGet:
 			w.read(r)
 			w.gets.Add(1)
 			w.s.complete(r)
-		case r.kind == opFree:
+		case opFree:
 			r.err = w.s.release(r.g)
 			w.s.complete(r)
 		default:
 			w.stage(r)
-			writes++
+			writes = append(writes, r)
 		}
 	}
-	if writes > 0 {
-		w.commit(batch)
+	if len(writes) > 0 {
+		w.commit(writes)
 	}
+	clear(batch)
+	clear(writes)
+	w.writes = writes[:0]
 }
 
 // commit makes the staged writes of batch durable with one fence, then
 // publishes and acknowledges them.
 func (w *worker) commit(batch []*request) {
-	b := &w.s.broken
-	if b.ackBeforeFence {
+	if w.s.broken.ackBeforeFence {
 		w.ack(batch)
+		if w.flush() == nil {
+			_ = w.s.fence(w.m.g, w.d.g)
+		}
+		return
 	}
 	err := w.flush()
 	if err == nil {
@@ -178,29 +186,24 @@ func (w *worker) commit(batch []*request) {
 	}
 	if err != nil {
 		for _, r := range batch {
-			if r.writes() && r.err == nil {
+			if r.err == nil {
 				r.err = err
 			}
 		}
 	}
-	if !b.ackBeforeFence {
-		w.ack(batch)
-	}
+	w.ack(batch)
 }
 
 func (w *worker) ack(batch []*request) {
 	recs := w.recs[:0]
 	for _, r := range batch {
-		if r.writes() && r.err == nil && r.kind != opMove {
+		if r.err == nil && r.kind != opMove {
 			recs = append(recs, r.recs...)
 		}
 	}
 	w.s.idx.publish(w.gid, recs)
 	w.recs = recs[:0]
 	for _, r := range batch {
-		if !r.writes() {
-			continue
-		}
 		if r.kind == opMove && r.err == nil && len(r.recs) == 1 {
 			if !w.s.idx.swap(r.recs[0].key, r.l, r.recs[0].l) {
 				w.s.dead(r.recs[0].l)
