@@ -59,8 +59,6 @@ func (r *request) bytes() int {
 	return 64
 }
 
-func (r *request) writes() bool { return r.kind <= opApply || r.kind == opMove }
-
 // worker is a dedicated worker: the only writer of one data log and one
 // metadata log on its device, and the reader of the data segments it owns.
 type worker struct {
