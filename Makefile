@@ -22,8 +22,9 @@ vet:
 	$(GO) vet -tags purego $(PKGS)
 	GOARCH=386 $(GO) vet $(PKGS)
 	GOARCH=arm64 $(GO) vet $(PKGS)
+	GOOS=darwin $(GO) vet $(PKGS)
 
-# test: formatting, vet (amd64, purego, 386, arm64), every package under
+# test: formatting, vet (amd64, purego, 386, arm64, darwin), every package under
 # the race detector with the invariants build tag, the portable (purego)
 # build, and the 32-bit build (GOARCH=386, skipped with a message where the
 # kernel cannot run 386 binaries; vet has type-checked it either way).

@@ -3,7 +3,9 @@ package sort
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
+
+	"github.com/braid-pm/braid/internal/pmheader"
+	"github.com/braid-pm/braid/persist"
 )
 
 // A run file (MergePass) is a 64-byte header followed by the packed
@@ -21,8 +23,10 @@ import (
 //	 24    8 entry count
 //	 32    8 size of the input file the pointers refer to
 //	 40   20 zero
-//	 60    4 CRC-32C of bytes 0..59
+//	 60    4 CRC-32C of bytes 0..59 (persist.CRC32C)
 //
+// The magic is registered in internal/pmheader; testdata/runheader_*.hex
+// are the golden images of the header.
 // An EMS run file is a plain sequence of records in the input's format (no
 // header), like the runs of any external merge sort.
 const (
@@ -30,8 +34,6 @@ const (
 	runVersion    = 1
 	runHeaderSize = 64
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type runHeader struct {
 	l         layout
@@ -52,7 +54,7 @@ func (h runHeader) encode() []byte {
 	binary.LittleEndian.PutUint16(b[16:], uint16(h.l.e))
 	binary.LittleEndian.PutUint64(b[24:], uint64(h.count))
 	binary.LittleEndian.PutUint64(b[32:], uint64(h.inputSize))
-	binary.LittleEndian.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
+	binary.LittleEndian.PutUint32(b[60:], persist.CRC32C(b[:60]))
 	return b
 }
 
@@ -64,9 +66,10 @@ func decodeRunHeader(b []byte) (runHeader, error) {
 		return h, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrCorrupt, len(b), runHeaderSize)
 	}
 	if string(b[:8]) != runMagic {
-		return h, fmt.Errorf("%w: bad magic %q", ErrCorrupt, b[:8])
+		// The sort wrote this file: another magic is damage, named.
+		return h, fmt.Errorf("%w: not a run file: its header holds %s", ErrCorrupt, pmheader.Identify(b))
 	}
-	if got, want := binary.LittleEndian.Uint32(b[60:]), crc32.Checksum(b[:60], castagnoli); got != want {
+	if got, want := binary.LittleEndian.Uint32(b[60:]), persist.CRC32C(b[:60]); got != want {
 		return h, fmt.Errorf("%w: header checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != runVersion {

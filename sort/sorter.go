@@ -216,15 +216,6 @@ func defaultBudget() int64 {
 	return 1 << 30
 }
 
-// physicalMemory is the machine's RAM in bytes (0 if unknown).
-func physicalMemory() int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
-		return int64(si.Totalram) * int64(max(si.Unit, 1))
-	}
-	return 0
-}
-
 // buffer returns *b resized to n bytes, mapping fresh anonymous memory
 // only when the old buffer is too small (buffers live outside the Go heap,
 // so the budget is what the process really holds).
@@ -243,7 +234,7 @@ func buffer(b *[]byte, n int64) ([]byte, error) {
 	}
 	// Transparent huge pages where the system allows them on request: the
 	// radix scatter and the bucketed gather write all over these buffers.
-	_ = unix.Madvise(m, unix.MADV_HUGEPAGE)
+	adviseHuge(m)
 	*b = m
 	return m, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"unsafe"
 
 	"github.com/braid-pm/braid/persist"
@@ -73,34 +72,6 @@ func createMappedAs(path, label string, size int64, force bool) (*mapped, error)
 		return nil, fmt.Errorf("create %s (%d bytes): %w", label, size, err)
 	}
 	return newMapped(path, label, r, sparse), nil
-}
-
-var (
-	populateOnce sync.Once
-	populateOK   bool
-)
-
-// canPopulate reports whether madvise(MADV_POPULATE_WRITE) works here
-// (Linux 5.14 and later).
-func canPopulate() bool {
-	populateOnce.Do(func() {
-		m, err := unix.Mmap(-1, 0, pageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-		if err != nil {
-			return
-		}
-		populateOK = unix.Madvise(m, unix.MADV_POPULATE_WRITE) == nil
-		_ = unix.Munmap(m)
-	})
-	return populateOK
-}
-
-func dirOnTmpfs(dir string) bool {
-	var st unix.Statfs_t
-	if unix.Statfs(dir, &st) != nil {
-		return false
-	}
-	t := uint32(st.Type)
-	return t == unix.TMPFS_MAGIC || t == unix.RAMFS_MAGIC
 }
 
 // openMapped maps an existing file read-only. Its errors name the file.
@@ -187,16 +158,6 @@ func (e *noSpaceError) Unwrap() []error { return []error{ErrNoSpace, unix.ENOSPC
 
 // pageSize is the granularity of populating a mapping.
 const pageSize = 4096
-
-// populate maps (and, in a sparse file, allocates) the pages of b.
-func populate(b []byte) error {
-	for {
-		err := unix.Madvise(b, unix.MADV_POPULATE_WRITE)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
 
 // sync makes the whole file durable.
 func (m *mapped) sync() error {
