@@ -30,8 +30,8 @@ type Domain interface {
 // mode selects the platform simulated: ModeFlush (flush instructions),
 // ModeEADR (fences only) or ModeMsync (each Flush syncs whole pages and
 // fences). Copy and Set report streaming stores to d exactly as the
-// hardware path issues them. Of opts only MovntThreshold and NoMovnt
-// apply; the environment is not read, so a simulation replays the same
+// hardware path issues them. Of opts only MovntThreshold, NoMovnt and
+// Counters apply; the environment is not read, so a simulation replays the same
 // way wherever it runs.
 func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, error) {
 	if d == nil {
@@ -44,6 +44,7 @@ func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, erro
 		return nil, fmt.Errorf("%w: unknown mode %d", ErrInvalid, mode)
 	}
 	c := config{flush: FlushCLWB, ntMin: DefaultMovntThreshold}
+	counters := opts != nil && opts.Counters
 	if opts != nil {
 		if opts.MovntThreshold < 0 {
 			return nil, fmt.Errorf("%w: MovntThreshold %d is negative", ErrInvalid, opts.MovntThreshold)
@@ -58,10 +59,21 @@ func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, erro
 	r := newRegion(mem, mode, c, Info{Mapping: "simulated", Volatile: true})
 	// Every flush, stream and fence must reach d: no inline fast path.
 	r.kind, r.dom, r.fastNT = kSim, d, false
+	if counters {
+		r.count()
+	}
 	return r, nil
 }
 
 // Domain returns the simulated domain of r, or nil for a real mapping.
-func (r *Region) Domain() Domain { return r.dom }
+func (r *Region) Domain() Domain {
+	if c, ok := r.dom.(*counter); ok {
+		if c.inner == nil {
+			return nil
+		}
+		return c.inner
+	}
+	return r.dom
+}
 
 func ptrOf(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

@@ -26,6 +26,7 @@ type Info struct {
 	ReadOnly  bool
 	Prealloc  bool // every block allocated up front (no SIGBUS on a full disk)
 	Closed    bool // the region was closed (Info taken after Close)
+	Counters  bool // the region counts its media traffic (Options.Counters)
 }
 
 func (i Info) String() string {
@@ -59,6 +60,9 @@ func (i Info) String() string {
 	}
 	if i.ReadOnly {
 		b.WriteString(", read-only")
+	}
+	if i.Counters {
+		b.WriteString(", traffic counted")
 	}
 	if i.Closed {
 		b.WriteString(", closed")
@@ -111,6 +115,9 @@ func newRegion(mem []byte, mode Mode, c config, info Info) *Region {
 		info.NT, info.Threshold = "off", 0
 	}
 	r.info = info
+	if c.count {
+		r.count()
+	}
 	return r
 }
 

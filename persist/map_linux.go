@@ -192,6 +192,10 @@ func Map(path string, opts *Options) (*Region, error) {
 		// kernel's msync is the only way to make the file durable.
 		mode = ModeMsync
 	}
+	if c.count && mode == ModeMsync {
+		unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
+		return fail(fmt.Errorf("%w: traffic counters (Options.Counters) on %s, which is made durable with msync: force the PMem path (ForcePMem) or drop them", ErrUnsupported, path))
+	}
 	info.Volatile = onTmpfs(f)
 	r := newRegion(mem, mode, c, info)
 	r.readOnly = o.ReadOnly
@@ -353,7 +357,7 @@ func (r *Region) Grow(size int) error {
 		return ErrClosed
 	}
 	switch {
-	case r.kind == kSim:
+	case r.kind == kSim && r.Domain() != nil:
 		return fmt.Errorf("%w: Grow of a simulated region", ErrUnsupported)
 	case r.readOnly:
 		return ErrReadOnly

@@ -130,6 +130,14 @@ type Options struct {
 	// MovntThreshold is used when none is set above. When nil, the file
 	// named by BRAID_PROFILE is loaded if that variable is set.
 	Profile *Profile
+	// Counters makes the region count its media traffic (fences, lines
+	// written back, bytes streamed; Region.Traffic). A region that counts
+	// sends every flush and fence through the counter, with its real
+	// instruction, and Copy and Set store the words they would stream
+	// with ordinary stores written back line by line; a region that does
+	// not count pays nothing for the option. Not for a file in msync mode
+	// (Map returns ErrUnsupported: force the PMem path, or drop it).
+	Counters bool
 }
 
 // Validate reports the first problem with the options, wrapping ErrInvalid.
@@ -170,6 +178,7 @@ type config struct {
 	flush            FlushInstr
 	ntMin            int // streaming stores from this size; noNT when off
 	ntOff            bool
+	count            bool // Options.Counters
 }
 
 const noNT = int(^uint(0) >> 1)
@@ -206,6 +215,7 @@ func resolve(o *Options) (config, error) {
 		}
 		return b
 	}
+	c.count = o.Counters
 	c.force = o.ForcePMem || get("BRAID_FORCE_PMEM")
 	c.fenceOnly = o.FenceOnly || get("BRAID_NO_FLUSH")
 	noCLWB, noOpt := get("BRAID_NO_CLWB"), get("BRAID_NO_CLFLUSHOPT")
