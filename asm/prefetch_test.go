@@ -21,11 +21,15 @@ func TestPrefetchNeverFaults(t *testing.T) {
 		}
 	}
 	PrefetchLines(nil, 4096)
-	ps := []unsafe.Pointer{nil, ptr(buf, 0), ptr(buf, 4095), unsafe.Pointer(uintptr(1) << 47), ptr(buf, 8191)}
+	ps := []unsafe.Pointer{nil, ptr(buf, 0), ptr(buf, 4095), ptr(buf, 8191)}
 	for n := -1; n <= len(ps); n++ {
 		PrefetchAll(&ps[0], n)
 	}
 	PrefetchAll(nil, 0)
+	// Addresses mapped nowhere, kept as integers (the garbage collector
+	// must not see them as pointers).
+	wild := []uintptr{4096, ^uintptr(0) &^ 63, ^uintptr(0) >> 1}
+	PrefetchAll((*unsafe.Pointer)(unsafe.Pointer(&wild[0])), len(wild))
 }
 
 // BenchmarkPrefetch compares one Prefetch call per address with one

@@ -136,9 +136,3 @@ func (r *Region) flushLinesOf(k kind, off, n int) {
 		asm.FlushCLFLUSH(p, n)
 	}
 }
-
-// counted reports whether r counts its traffic.
-func (r *Region) counted() bool {
-	_, ok := r.dom.(*counter)
-	return ok
-}
