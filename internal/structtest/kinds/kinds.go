@@ -7,6 +7,7 @@ package kinds
 import (
 	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
+	"github.com/braid-pm/braid/fptree"
 	"github.com/braid-pm/braid/pagelog"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
@@ -20,7 +21,7 @@ type Builder struct {
 }
 
 // Builders is one of each kind: a walog log, a pagelog store, a cow array,
-// a fam array and a fam log array.
+// a fam array, a fam log array and an fptree tree.
 var Builders = []Builder{
 	{"walog", func(r *persist.Region) (func() error, error) {
 		l, err := walog.Create(r, &walog.Options{Size: 64 << 10})
@@ -56,5 +57,12 @@ var Builders = []Builder{
 			return nil, err
 		}
 		return a.Close, nil
+	}},
+	{"fptree", func(r *persist.Region) (func() error, error) {
+		t, err := fptree.Create(r, &fptree.Options{Size: 64 << 10})
+		if err != nil {
+			return nil, err
+		}
+		return t.Close, nil
 	}},
 }

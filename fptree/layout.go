@@ -1,0 +1,149 @@
+package fptree
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+
+	"github.com/braid-pm/braid/internal/pmheader"
+)
+
+// The area of a tree, from Options.Offset (the README draws it):
+//
+//	  0  header line (internal/pmheader): magic "braidFPT", format 1,
+//	     flags 0, size = slots per leaf, stride = bytes per leaf,
+//	     count = leaves, aux 0
+//	 64  log line: the split micro log (word 0) and the free micro log
+//	     (word 1), the rest zero
+//	128  leaf 0 (the head of the chain, never freed), leaf 1, ...
+//
+// A leaf, m slots, every field little-endian:
+//
+//	  0  bitmap  u64  bit i set: slot i holds a key (the commit word)
+//	  8  next    u64  the next leaf's number in key order; 0: the last
+//	 16  lo      u64  the lowest key the leaf may hold (0 for leaf 0)
+//	 24  fps     m    one fingerprint byte per slot (fingerprint)
+//	kv   slots   m×16 key u64, value u64; kv = 24+m rounded up to 16
+//
+// and the leaf's bytes round up to 64. Keys are unsorted inside a leaf;
+// the leaves of the chain are in key order (every key of a leaf is below
+// the next leaf's lo).
+const (
+	logOff    = 64
+	leavesOff = 128
+
+	offBitmap = 0
+	offNext   = 8
+	offLo     = 16
+	offFps    = 24
+)
+
+var treeKind = pmheader.Kind{
+	Magic: pmheader.Magic("braidFPT"), Name: "FP-tree", Pkg: "fptree",
+	NoArray: ErrNoTree, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
+}
+
+// geom is the layout of a leaf of m slots.
+type geom struct {
+	m      int    // slots
+	kv     int    // offset of slot 0's key
+	stride int    // bytes per leaf, a multiple of 64
+	head   int    // bytes of the lines holding bitmap, next, lo and fingerprints
+	words  int    // 8-byte words of fingerprints to scan
+	full   uint64 // the bitmap of a full leaf
+}
+
+func geometry(m int) geom {
+	kv := (offFps + m + 15) &^ 15
+	return geom{
+		m:      m,
+		kv:     kv,
+		stride: (kv + 16*m + 63) &^ 63,
+		head:   (offFps + m + 63) &^ 63,
+		words:  (m + 7) / 8,
+		full:   ^uint64(0) >> (64 - m),
+	}
+}
+
+// fingerprint is the byte a slot keeps of its key's hash: the top byte
+// of a multiplicative (Fibonacci) hash, which depends on every bit of the
+// key.
+func fingerprint(k uint64) byte { return byte((k * 0x9e3779b97f4a7c15) >> 56) }
+
+// at returns the leaf's word at off. Leaves are 64-byte aligned (the
+// region is page-aligned, the area a multiple of 64), so it is one load.
+func at(p unsafe.Pointer, off int) uint64 {
+	return *(*uint64)(unsafe.Add(p, off))
+}
+
+// word returns the 8 bytes at off of the leaf at p as a slice, for
+// persist.Store64.
+func word(p unsafe.Pointer, off int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(p, off)), 8)
+}
+
+// bytesAt returns n bytes at off of the leaf at p, for Flush and Copy.
+func bytesAt(p unsafe.Pointer, off, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(p, off)), n)
+}
+
+func (g *geom) key(p unsafe.Pointer, i int) uint64 { return at(p, g.kv+16*i) }
+func (g *geom) val(p unsafe.Pointer, i int) uint64 { return at(p, g.kv+16*i+8) }
+
+// candidates returns the slots of the leaf at p whose fingerprint is fp,
+// as a bitmap (a superset of the valid slots that match, which the
+// caller masks with the leaf's bitmap). The fingerprints are compared
+// eight at a time (SWAR).
+func (g *geom) candidates(p unsafe.Pointer, fp byte) uint64 {
+	const lo7 = 0x7f7f7f7f7f7f7f7f
+	b := uint64(fp) * 0x0101010101010101
+	var c uint64
+	for w := range g.words {
+		x := at(p, offFps+8*w) ^ b
+		// The high bit of each byte of z is set exactly where x has a
+		// zero byte (no false positives, unlike the shorter
+		// (x-0x01..)&^x form).
+		z := ^((x&lo7 + lo7) | x | lo7)
+		// Gather the eight high bits into one byte: the products of
+		// distinct bits land on distinct powers of two, so nothing
+		// carries into the top byte.
+		c |= ((z >> 7) * 0x0102040810204080 >> 56) << (8 * w)
+	}
+	return c
+}
+
+// find returns the slot of key k in the leaf at p whose bitmap is bm, or
+// -1, and how many keys it compared (the probes: one per slot whose
+// fingerprint matched, up to the one that holds k).
+func (g *geom) find(p unsafe.Pointer, bm, k uint64) (slot, probes int) {
+	c := g.candidates(p, fingerprint(k)) & bm
+	for c != 0 {
+		i := bits.TrailingZeros64(c)
+		probes++
+		if g.key(p, i) == k {
+			return i, probes
+		}
+		c &= c - 1
+	}
+	return -1, probes
+}
+
+// logWord packs a micro log entry: two leaf numbers in one word, written
+// with one 8-byte store so that it never tears. a is the entry's own leaf
+// plus one (never 0 in a set entry), b the other leaf.
+func logWord(a, b uint32) uint64 { return uint64(a) + 1 | uint64(b)<<32 }
+
+func unpackLog(w uint64) (a, b uint32, set bool) {
+	if w == 0 {
+		return 0, 0, false
+	}
+	return uint32(w) - 1, uint32(w >> 32), true
+}
+
+// putKV writes slot i's key and value (ordinary stores: the bitmap,
+// stored after they are durable, is what makes them count).
+func (g *geom) putKV(p unsafe.Pointer, i int, k, v uint64) {
+	b := bytesAt(p, g.kv+16*i, 16)
+	binary.LittleEndian.PutUint64(b, k)
+	binary.LittleEndian.PutUint64(b[8:], v)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package fptree
+
+const raceEnabled = false

@@ -1,0 +1,288 @@
+package fptree
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"unsafe"
+
+	"github.com/braid-pm/braid/internal/pmheader"
+	"github.com/braid-pm/braid/persist"
+)
+
+// Open opens the tree at opts.Offset of r and recovers it: a split or a
+// leaf free that a crash interrupted is finished from its micro log, an
+// empty leaf a crash left in the chain is unlinked, and the inner nodes
+// are rebuilt in DRAM from the leaf chain. Recovery is idempotent: a crash
+// during Open is recovered by the next Open. Open reads every leaf of the
+// chain and checks it (see Check: the chain's order, bitmaps, the key
+// ranges and fingerprints); damage is an error wrapping ErrCorrupt (and
+// persist.ErrCorrupt) and nothing is returned. ErrNoTree is an empty
+// header, ErrBadFormat another kind of structure or no header at all.
+// Open claims the area like Create before it writes anything.
+//
+// In a read-only region Open writes nothing: it opens a tree whose logs
+// are clear (Put and Delete then return an error wrapping
+// persist.ErrReadOnly) and returns an error wrapping persist.ErrReadOnly
+// for one a crash left in the middle of a split or a free.
+func Open(r *persist.Region, opts *Options) (_ *Tree, err error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if r == nil {
+		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
+	}
+	if err := r.Readable(); err != nil {
+		return nil, regionErr(err, "Open")
+	}
+	hb, err := treeKind.Place(r, o.Offset)
+	if err != nil {
+		return nil, err
+	}
+	f, err := treeKind.Decode(hb)
+	if err != nil {
+		return nil, err
+	}
+	m := int(f.Size)
+	if m < MinLeafSlots || m > MaxLeafSlots {
+		return nil, fmt.Errorf("%w: header says leaves of %d slots, want %d to %d", ErrCorrupt, m, MinLeafSlots, MaxLeafSlots)
+	}
+	g := geometry(m)
+	switch {
+	case int(f.Stride) != g.stride:
+		return nil, fmt.Errorf("%w: header says leaves of %d bytes, leaves of %d slots take %d", ErrCorrupt, f.Stride, m, g.stride)
+	case f.Aux != 0:
+		return nil, fmt.Errorf("%w: header has a non-zero aux field %#x", ErrCorrupt, f.Aux)
+	case f.Count < 2 || f.Count > MaxLeaves:
+		return nil, fmt.Errorf("%w: header says %d leaves, want 2 to %d", ErrCorrupt, f.Count, uint64(MaxLeaves))
+	}
+	leaves, err := treeKind.Extent(r, o.Offset, leavesOff-pmheader.Size, f)
+	if err != nil {
+		return nil, err
+	}
+	size := leavesOff + leaves*g.stride
+	switch {
+	case o.LeafSlots != 0 && o.LeafSlots != m:
+		return nil, fmt.Errorf("%w: Options.LeafSlots %d, the tree has leaves of %d slots", ErrInvalid, o.LeafSlots, m)
+	case o.Leaves != 0 && o.Leaves != leaves:
+		return nil, fmt.Errorf("%w: Options.Leaves %d, the tree has %d", ErrInvalid, o.Leaves, leaves)
+	case o.Size != 0 && o.Size != size:
+		return nil, fmt.Errorf("%w: Options.Size %d, the tree's area is %d bytes", ErrInvalid, o.Size, size)
+	}
+	rel, err := treeKind.Claim(r, o.Offset, size)
+	if err != nil {
+		return nil, err
+	}
+	defer pmheader.ReleaseOnError(rel, &err)
+	t := newTree(r, &o, size, g, leaves, rel)
+	if err := t.recover(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Tree) recover() error {
+	sw, fw, err := t.logs()
+	if err != nil {
+		return err
+	}
+	if (sw != 0 || fw != 0) && t.ro {
+		return fmt.Errorf("%w: the tree needs recovery (a crash interrupted a split or a leaf free): open it in a writable region", ErrReadOnly)
+	}
+	if sw != 0 {
+		if err := t.redoSplit(sw); err != nil {
+			return err
+		}
+	}
+	if fw != 0 {
+		if err := t.redoFree(fw); err != nil {
+			return err
+		}
+	}
+	c, err := t.walk(!t.ro, false)
+	if err != nil {
+		return err
+	}
+	t.adopt(c)
+	return nil
+}
+
+// logs reads the log line: the split and the free log words; every other
+// word must be zero, and at most one log set (they are written under one
+// lock, each cleared before it is released).
+func (t *Tree) logs() (split, free uint64, err error) {
+	b := t.r.Bytes()[t.off+logOff : t.off+leavesOff]
+	for w := 2; w < 8; w++ {
+		if v := persist.Load64(b[8*w:]); v != 0 {
+			return 0, 0, fmt.Errorf("%w: log line word %d is %#x, want 0", ErrCorrupt, w, v)
+		}
+	}
+	split, free = persist.Load64(b), persist.Load64(b[8:])
+	if split != 0 && free != 0 {
+		return 0, 0, fmt.Errorf("%w: both micro logs are set (split %#x, free %#x); one runs at a time", ErrCorrupt, split, free)
+	}
+	return split, free, nil
+}
+
+// redoSplit finishes the split the log word w records (see splitInsert):
+// the old leaf's next is the new leaf and its bitmap the slots the new
+// leaf did not take.
+func (t *Tree) redoSplit(w uint64) error {
+	l, n, _ := unpackLog(w)
+	if int64(l) >= int64(t.cap) || int64(n) >= int64(t.cap) || n == 0 || l == n {
+		return fmt.Errorf("%w: the split log names leaves %d and %d of %d", ErrCorrupt, l, n, t.cap)
+	}
+	pl, pn := t.leaf(l), t.leaf(n)
+	upper := at(pn, offBitmap)
+	if upper&^t.g.full != 0 || upper == 0 || upper == t.g.full {
+		return fmt.Errorf("%w: the split log's new leaf %d has bitmap %#x, not one half of a full leaf of %d slots", ErrCorrupt, n, upper, t.g.m)
+	}
+	persist.Store64(word(pl, offNext), uint64(n))
+	persist.Store64(word(pl, offBitmap), t.g.full&^upper)
+	if err := t.r.Persist(bytesAt(pl, 0, 16)); err != nil {
+		return regionErr(err, "recovery")
+	}
+	return t.clearLog(0)
+}
+
+// redoFree finishes the free the log word w records (see freeLeaf): the
+// predecessor's next skips the freed leaf.
+func (t *Tree) redoFree(w uint64) error {
+	s, p, _ := unpackLog(w)
+	if int64(s) >= int64(t.cap) || int64(p) >= int64(t.cap) || s == 0 || s == p {
+		return fmt.Errorf("%w: the free log names leaves %d and %d of %d", ErrCorrupt, s, p, t.cap)
+	}
+	ps := t.leaf(s)
+	if bm := at(ps, offBitmap); bm != 0 {
+		return fmt.Errorf("%w: the free log's leaf %d holds keys (bitmap %#x)", ErrCorrupt, s, bm)
+	}
+	if nw := word(t.leaf(p), offNext); at(t.leaf(p), offNext) == uint64(s) {
+		persist.Store64(nw, at(ps, offNext))
+		if err := t.r.Persist(nw); err != nil {
+			return regionErr(err, "recovery")
+		}
+	}
+	return t.clearLog(1)
+}
+
+func (t *Tree) clearLog(w int) error {
+	b := t.logWordBytes(w)
+	persist.Store64(b, 0)
+	if err := t.r.Persist(b); err != nil {
+		return regionErr(err, "recovery")
+	}
+	return nil
+}
+
+// chain is what a walk of the leaf chain found.
+type chain struct {
+	los    []uint64 // each leaf's lower bound, in chain order
+	leaves []uint32
+	keys   int
+	inUse  []uint64 // bitmap of the leaves in the chain
+	hwm    uint32   // one more than the highest leaf in the chain
+}
+
+// walk follows the chain from leaf 0 and checks every leaf: its number
+// inside the area and not seen before (no loop), its bitmap within the
+// slots, its lo above the previous leaf's (leaf 0's is 0) and above every
+// key the previous leaf holds, its keys at or above its lo with matching
+// fingerprints, and with dups, no key twice in a leaf. With unlink it
+// unlinks the empty leaves after the head (a free a crash interrupted
+// before its log) and makes that durable; else it keeps them.
+func (t *Tree) walk(unlink, dups bool) (chain, error) {
+	c := chain{inUse: make([]uint64, (t.cap+63)/64)}
+	seen := make([]uint64, len(c.inUse))
+	g := &t.g
+	var keys [MaxLeafSlots]uint64
+	var maxPrev uint64 // the largest key of the leaves so far
+	prev := uint32(0)  // the last leaf kept in the chain
+	for l := uint32(0); ; {
+		if seen[l/64]&(1<<(l%64)) != 0 {
+			return c, fmt.Errorf("%w: the leaf chain loops back to leaf %d after %d leaves", ErrCorrupt, l, len(c.leaves))
+		}
+		seen[l/64] |= 1 << (l % 64)
+		p := t.leaf(l)
+		bm, next, lo := at(p, offBitmap), at(p, offNext), at(p, offLo)
+		switch {
+		case bm&^g.full != 0:
+			return c, fmt.Errorf("%w: leaf %d has bitmap %#x, beyond its %d slots", ErrCorrupt, l, bm, g.m)
+		case next >= uint64(t.cap):
+			return c, fmt.Errorf("%w: leaf %d's next is leaf %d, the area has %d", ErrCorrupt, l, next, t.cap)
+		case l == 0 && lo != 0:
+			return c, fmt.Errorf("%w: the head leaf's lower bound is %d, want 0", ErrCorrupt, lo)
+		case l != 0 && (lo <= c.los[len(c.los)-1] || lo <= maxPrev):
+			return c, fmt.Errorf("%w: leaf %d's lower bound %d is not above the previous leaf's (%d) and its keys (up to %d)",
+				ErrCorrupt, l, lo, c.los[len(c.los)-1], maxPrev)
+		}
+		if bm == 0 && l != 0 && unlink {
+			// An empty leaf after the head: unlink it, as the free would
+			// have; the chain stays sorted either way.
+			nw := word(t.leaf(prev), offNext)
+			persist.Store64(nw, next)
+			if err := t.r.Persist(nw); err != nil {
+				return c, regionErr(err, "recovery")
+			}
+		} else {
+			c.inUse[l/64] |= 1 << (l % 64)
+			n := 0
+			for b := bm; b != 0; b &= b - 1 {
+				i := bits.TrailingZeros64(b)
+				k := g.key(p, i)
+				if k < lo {
+					return c, fmt.Errorf("%w: leaf %d slot %d holds key %d, below the leaf's lower bound %d", ErrCorrupt, l, i, k, lo)
+				}
+				if fp := *(*byte)(unsafe.Add(p, offFps+i)); fp != fingerprint(k) {
+					return c, fmt.Errorf("%w: leaf %d slot %d has fingerprint %#02x, key %d hashes to %#02x", ErrCorrupt, l, i, fp, k, fingerprint(k))
+				}
+				maxPrev = max(maxPrev, k)
+				keys[n] = k
+				n++
+			}
+			if dups && n > 1 {
+				s := keys[:n]
+				slices.Sort(s)
+				for j := 1; j < n; j++ {
+					if s[j] == s[j-1] {
+						return c, fmt.Errorf("%w: leaf %d holds key %d twice", ErrCorrupt, l, s[j])
+					}
+				}
+			}
+			c.keys += n
+			c.los = append(c.los, lo)
+			c.leaves = append(c.leaves, l)
+			c.hwm = max(c.hwm, l+1)
+			prev = l
+		}
+		if next == 0 {
+			return c, nil
+		}
+		l = uint32(next)
+	}
+}
+
+// adopt sets the DRAM state from a walk: ranges, inner nodes, the free
+// leaves, the key count.
+func (t *Tree) adopt(c chain) {
+	for j, l := range c.leaves {
+		hi := ^uint64(0)
+		if j+1 < len(c.leaves) {
+			hi = c.los[j+1] - 1
+		}
+		t.meta[l].setRange(c.los[j], hi)
+	}
+	t.hwm = c.hwm
+	t.free = t.free[:0]
+	for l := uint32(0); l < c.hwm; l++ {
+		if c.inUse[l/64]&(1<<(l%64)) == 0 {
+			t.free = append(t.free, l)
+		}
+	}
+	slices.Reverse(t.free) // the lowest first
+	t.count.Store(int64(c.keys))
+	t.root.Store(build(c.los, c.leaves, t.fan))
+}
