@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
@@ -60,6 +61,7 @@ func benchPut(b *testing.B, mode string, size int) {
 	var next atomic.Uint64
 	b.SetBytes(int64(size + 8))
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	switch mode {
 	case "async":
 		var wg sync.WaitGroup
@@ -100,6 +102,7 @@ func benchPut(b *testing.B, mode string, size int) {
 		})
 	}
 	b.StopTimer()
+	reportCPU(b, cpu0)
 	st := s.Stats()
 	b.ReportMetric(float64(st.Puts)/float64(max(st.Batches, 1)), "puts/batch")
 	b.ReportMetric(float64(st.AppendedBytes)/float64(max(st.Puts, 1)), "logB/put")
@@ -123,6 +126,7 @@ func BenchmarkRawAppend(b *testing.B) {
 			}
 			b.SetBytes(int64(size + 8))
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			var wg sync.WaitGroup
 			for w := range workers {
 				wg.Add(1)
@@ -153,8 +157,14 @@ func BenchmarkRawAppend(b *testing.B) {
 				}()
 			}
 			wg.Wait()
+			reportCPU(b, cpu0)
 		})
 	}
+}
+
+// reportCPU reports the process CPU time per operation since cpu0.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 func loadStore(b *testing.B, s *Store, n, size int) {
@@ -200,6 +210,8 @@ func BenchmarkGet(b *testing.B) {
 			var seed atomic.Uint64
 			b.SetBytes(108)
 			b.ResetTimer()
+			cpu0 := cpuTime()
+			defer reportCPU(b, cpu0)
 			b.SetParallelism(benchClients / 2)
 			b.RunParallel(func(pb *testing.PB) {
 				rnd := structtest.NewRand(seed.Add(1))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"sync"
+	"time"
 
 	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/tidwall/btree"
@@ -185,8 +186,12 @@ func (x *index) publish(w int, recs []mrec) {
 		}
 		return
 	}
-	x.merge[w].add(recs)
-	x.s.kickMerger()
+	// Wake the merger when the log gets long, or when it was empty (the
+	// merger then bounds how long an update waits: mergeDelay); not after
+	// every batch, which would cost a goroutine wake-up per batch.
+	if n := x.merge[w].add(recs); n >= mergeKick || n == len(recs) {
+		x.s.kickMerger()
+	}
 }
 
 // pending is the number of updates waiting in merge logs.
@@ -258,7 +263,15 @@ func newChunk() *mchunk {
 	return &mchunk{recs: make([]mrec, 0, chunkCap), filter: bloom.NewWithEstimates(chunkCap, 0.01)}
 }
 
-func (m *mergeLog) add(recs []mrec) {
+// Merger wake-ups: at this many pending updates in one merge log, and
+// at most mergeDelay after the first.
+const (
+	mergeKick  = chunkCap / 2
+	mergeDelay = time.Millisecond
+)
+
+// add appends a batch's updates and returns the log's length.
+func (m *mergeLog) add(recs []mrec) int {
 	m.mu.Lock()
 	for i := range recs {
 		var c *mchunk
@@ -272,7 +285,9 @@ func (m *mergeLog) add(recs []mrec) {
 		c.filter.AddString(recs[i].key)
 	}
 	m.n += len(recs)
+	n := m.n
 	m.mu.Unlock()
+	return n
 }
 
 func (m *mergeLog) len() int {

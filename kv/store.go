@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/braid-pm/braid/persist"
 )
@@ -474,14 +475,35 @@ func (s *Store) kickCleaner() {
 // merger applies the workers' merge logs to the index in the background.
 func (s *Store) merger() {
 	defer s.bg.Done()
+	timer := time.NewTimer(mergeDelay)
+	timer.Stop()
+	armed := false
 	for {
+		fired := false
 		select {
 		case <-s.stop:
+			timer.Stop()
 			return
 		case <-s.mkick:
+		case <-timer.C:
+			armed, fired = false, true
 		}
-		s.drainMerge()
+		if fired || s.longestMerge() >= mergeKick {
+			s.drainMerge()
+		}
+		if !armed && s.idx.pending() > 0 {
+			timer.Reset(mergeDelay)
+			armed = true
+		}
 	}
+}
+
+func (s *Store) longestMerge() int {
+	n := 0
+	for _, ml := range s.idx.merge {
+		n = max(n, ml.len())
+	}
+	return n
 }
 
 func (s *Store) drainMerge() {
