@@ -3,6 +3,8 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"sync"
 	"testing"
 
 	"github.com/braid-pm/braid/internal/structtest"
@@ -89,6 +91,7 @@ func crashOps(seed uint64, n int) []crashOp {
 // crashModel is what the workload acknowledged: the value of each key ("":
 // deleted or never written) and the operation in flight.
 type crashModel struct {
+	mu       sync.Mutex // the check runs in a worker's fence; a broken store may let the workload run on
 	acked    map[string]string
 	inflight *crashOp
 	fs       *memDir // the workload's disk
@@ -97,7 +100,9 @@ type crashModel struct {
 
 func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) error {
 	return func(w *crash.Run) error {
+		m.mu.Lock()
 		m.acked, m.inflight = map[string]string{}, nil
+		m.mu.Unlock()
 		m.fs = newMemDir()
 		m.fs.onWrite = func(name string) { w.Crash("wrote " + name) }
 		m.disk = m.fs
@@ -107,7 +112,9 @@ func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) erro
 		}
 		for i := range ops {
 			op := &ops[i]
+			m.mu.Lock()
 			m.inflight = op
+			m.mu.Unlock()
 			switch op.kind {
 			case 0:
 				err = s.Put([]byte(op.keys[0]), []byte(op.vals[0]))
@@ -135,10 +142,12 @@ func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) erro
 			if err != nil {
 				return fmt.Errorf("op %d: %w", i, err)
 			}
+			m.mu.Lock()
 			for j, k := range op.keys {
 				m.acked[k] = op.vals[j]
 			}
 			m.inflight = nil
+			m.mu.Unlock()
 			w.Durable(fmt.Sprintf("op %d", i))
 		}
 		return s.Close()
@@ -160,10 +169,13 @@ func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 			return fmt.Errorf("recovery: %w", err)
 		}
 		defer s.Close()
+		m.mu.Lock()
+		acked, inflight := maps.Clone(m.acked), m.inflight
+		m.mu.Unlock()
 		for i := range 10 {
 			k := fmt.Sprintf("k%d", i)
-			allowed := map[string]bool{m.acked[k]: true}
-			if op := m.inflight; op != nil {
+			allowed := map[string]bool{acked[k]: true}
+			if op := inflight; op != nil {
 				for j, ik := range op.keys {
 					if ik == k {
 						allowed[op.vals[j]] = true
@@ -181,7 +193,7 @@ func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 				return fmt.Errorf("get %s: %w", k, err)
 			}
 			if !allowed[string(v)] {
-				return fmt.Errorf("key %s recovered as %q, acknowledged %q (in flight: %v)", k, v, m.acked[k], m.inflight)
+				return fmt.Errorf("key %s recovered as %q, acknowledged %q (in flight: %v)", k, v, acked[k], inflight)
 			}
 		}
 		if err := s.Check(); err != nil {

@@ -36,11 +36,10 @@ type victim struct {
 
 // gc is one pass; all cleans every segment with garbage that fits, else
 // only those whose score makes them worth it.
-func (s *Store) gc(all bool) (GCReport, error) {
+func (s *Store) gc(all bool) (rep GCReport, err error) {
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
 	t0 := time.Now()
-	var rep GCReport
 	defer func() { rep.Elapsed = time.Since(t0); s.stats.gcPasses.Add(1) }()
 	vs, err := s.pick(all, &rep)
 	if err != nil {

@@ -77,7 +77,6 @@ func TestBadInput(t *testing.T) {
 	o := testOptions(t, 1)
 	o.MaxKey, o.MaxValue = 16, 100
 	s := mustOpen(t, o)
-	defer s.Close()
 	require.ErrorIs(t, s.Put(nil, []byte("v")), ErrInvalid)
 	err := s.Put(make([]byte, 17), nil)
 	require.ErrorIs(t, err, ErrTooLarge)
@@ -95,6 +94,19 @@ func TestBadInput(t *testing.T) {
 	_, err = Open(&bad)
 	require.ErrorIs(t, err, ErrInvalid)
 	require.ErrorContains(t, err, "missing")
+	f := filepath.Join(filepath.Dir(o.Devices[0]), "a-file")
+	require.NoError(t, os.WriteFile(f, nil, 0o644))
+	bad = *o
+	bad.Devices = []string{f}
+	_, err = Open(&bad)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "not a directory")
+	require.NoError(t, s.Close())
+	bad = *o
+	bad.CheckpointDir = filepath.Join(f, "ckpt") // under a file: cannot be made
+	_, err = Open(&bad)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "checkpoint directory")
 	require.ErrorIs(t, (&Options{}).Validate(), ErrInvalid)
 	require.ErrorIs(t, (*Options)(nil).Validate(), ErrInvalid)
 	require.ErrorIs(t, (&Options{Devices: []string{"a"}, CheckpointDir: "c", SegmentSize: 1000}).Validate(), ErrInvalid)
@@ -191,4 +203,39 @@ func TestForeignFiles(t *testing.T) {
 	_, err = Open(o)
 	require.ErrorIs(t, err, ErrBadFormat)
 	require.False(t, errors.Is(err, ErrCorrupt))
+}
+
+// TestCorrupt: a flipped byte in a value is found by Check and by Get
+// (ErrCorrupt, never the damaged value), and a flipped metadata entry by
+// Check and by the next Open.
+func TestCorrupt(t *testing.T) {
+	o := testOptions(t, 1)
+	o.WorkersPerDevice = 1
+	s := mustOpen(t, o)
+	require.NoError(t, s.Put([]byte("key"), []byte("the value")))
+	require.NoError(t, s.Put([]byte("other"), []byte("fine")))
+	l, ok := s.idx.lookup([]byte("key"))
+	require.True(t, ok)
+	g := s.devs[l.dev].segs[l.seg]
+	g.mem[int(l.off)+5] ^= 0x20 // what a stray write or a media error does
+	err := s.Check()
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, persist.ErrCorrupt)
+	require.ErrorContains(t, err, "checksum")
+	_, err = s.Get([]byte("key"))
+	require.ErrorIs(t, err, ErrCorrupt)
+	v, err := s.Get([]byte("other"))
+	require.NoError(t, err)
+	require.Equal(t, "fine", string(v))
+	g.mem[int(l.off)+5] ^= 0x20
+	require.NoError(t, s.Check())
+	// A metadata entry of a sealed segment.
+	m := s.workers[0].m.g
+	m.mem[bodyOff+entrySize+3] ^= 1 // the first put's entry (after the marker)
+	err = s.Check()
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorContains(t, err, "metadata segment")
+	m.mem[bodyOff+entrySize+3] ^= 1
+	require.NoError(t, s.Check())
+	require.NoError(t, s.Close())
 }

@@ -105,8 +105,12 @@ func (d *fileDevice) setID(b []byte) error { return osDir(d.dir).write(idFile, b
 
 func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
 
+// mapSeg maps segment i. A created segment is pre-allocated and
+// pre-faulted here; an existing one is mapped without touching its pages
+// (recovery reads only the logs' used parts) and pre-faulted later, in
+// the background (prefault).
 func (d *fileDevice) mapSeg(i int, size int64, create bool) (*persist.Region, error) {
-	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem})
+	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create})
 	if err != nil {
 		return nil, fmt.Errorf("kv: device %s: segment %d: %w", d.dir, i, err)
 	}

@@ -14,7 +14,7 @@ const (
 	DefaultSegmentSize = 64 << 20 // bytes of one log segment
 	DefaultDeviceSize  = 1 << 30  // bytes pre-allocated per device
 	DefaultQueueDepth  = 1024     // requests queued per worker
-	DefaultBatchBytes  = 4096     // a worker's batch closes at this many log bytes
+	DefaultBatchBytes  = 32 << 10 // a worker's batch closes at this many log bytes
 	DefaultMaxKey      = 1024
 	DefaultMaxValue    = 1 << 20
 	DefaultGCThreshold = 0.5 // background cleaning starts when a device's free segments fall below this fraction

@@ -3,6 +3,7 @@ package kv
 import (
 	"bufio"
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -259,6 +260,12 @@ func killRound(t *testing.T, dir string, seed uint64, acks int) ([]porcupine.Ope
 				t.Fatalf("child: operation %v failed: %s", c.op.Input, strings.Join(f[4:], " "))
 			}
 			c.op.Return, c.ret = ts, true
+			if returns == acks/2 && seed%4 == 1 {
+				// The child holds the store: another process is refused.
+				if _, err := Open(killOptions(dir)); !errors.Is(err, ErrBusy) {
+					t.Errorf("open while the child runs: %v, want ErrBusy", err)
+				}
+			}
 			if returns++; returns == acks && !killed {
 				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 				killed = true

@@ -11,6 +11,9 @@ func (s *Store) Stats() Stats {
 	if s == nil || s.idx == nil {
 		return st
 	}
+	if !s.closed.Load() {
+		s.drainMerge() // the live bytes count what the index knows
+	}
 	st.Workers = len(s.workers)
 	for _, w := range s.workers {
 		st.Puts += w.puts.Load()

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/braid-pm/braid/persist"
 )
@@ -107,6 +108,32 @@ func (s *Store) open() error {
 	return nil
 }
 
+// prefault touches every page of the segments that will be appended to
+// (free ones and the workers' current ones), so that appends do not take
+// page faults: the pre-faulting of nvLOG, done in the background after a
+// reopen, which maps the segments without it.
+func (s *Store) prefault() {
+	defer s.bg.Done()
+	for _, d := range s.devs {
+		for _, g := range d.segs {
+			d.mu.Lock()
+			skip := g.sealed
+			d.mu.Unlock()
+			if skip {
+				continue
+			}
+			for off := 0; off < g.size; off += 4096 {
+				select {
+				case <-s.stop:
+					return
+				default:
+				}
+				_ = atomic.LoadUint32((*uint32)(unsafe.Pointer(&g.mem[off])))
+			}
+		}
+	}
+}
+
 func (s *Store) start() {
 	for _, w := range s.workers {
 		s.wg.Add(1)
@@ -115,6 +142,10 @@ func (s *Store) start() {
 	s.bg.Add(2)
 	go s.merger()
 	go s.cleaner()
+	if s.c.media == nil {
+		s.bg.Add(1)
+		go s.prefault()
+	}
 	if s.c.CheckpointInterval > 0 {
 		s.bg.Add(1)
 		go s.checkpointer()
