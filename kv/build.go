@@ -12,6 +12,18 @@ func (s *Store) build(ck *checkpoint, chains []*chain) {
 	x := s.idx
 	ns := len(x.shards)
 	par := min(runtime.GOMAXPROCS(0), ns)
+	// Size the shards for what comes, so that they are not grown (and
+	// rehashed) entry by entry.
+	total := 0
+	if ck != nil {
+		total += len(ck.recs)
+	}
+	for _, ch := range chains {
+		total += len(ch.recs)
+	}
+	for i := range x.shards {
+		x.shards[i].m = make(map[string]loc, total/ns+total/ns/8+8)
+	}
 	var wg sync.WaitGroup
 	for p := range par {
 		wg.Add(1)
