@@ -39,9 +39,9 @@ func key8(i uint64) []byte { return binary.BigEndian.AppendUint64(nil, i) }
 // BenchmarkPut: durable puts of 8-byte keys, from 16 goroutines at once
 // (sync), as PutAsync with up to 256 in flight (async), and as Apply of
 // 64 puts (batch); "nobatch" is sync with batching off (one fence per
-// put), "direct" sync with DirectIndex.
+// put), "merge" sync with MergeLogs.
 func BenchmarkPut(b *testing.B) {
-	for _, mode := range []string{"sync", "nobatch", "direct", "async", "batch"} {
+	for _, mode := range []string{"sync", "nobatch", "merge", "async", "batch"} {
 		for _, size := range benchSizes {
 			b.Run(fmt.Sprintf("%s/%dB", mode, size), func(b *testing.B) { benchPut(b, mode, size) })
 		}
@@ -51,7 +51,7 @@ func BenchmarkPut(b *testing.B) {
 func benchPut(b *testing.B, mode string, size int) {
 	o := benchOptions(b, 1, 1<<30)
 	o.NoBatching = mode == "nobatch"
-	o.DirectIndex = mode == "direct"
+	o.MergeLogs = mode == "merge"
 	s, err := Open(o)
 	if err != nil {
 		b.Fatal(err)
@@ -182,14 +182,14 @@ func loadStore(b testing.TB, s *Store, n, size int) {
 }
 
 // BenchmarkGet: gets of random keys among 100,000 from 16 goroutines,
-// through the index (slow path) and with tokens (fast path), with merge
-// logs and with DirectIndex.
+// through the index (slow path: direct index, the default, and with
+// MergeLogs) and with tokens (fast path).
 func BenchmarkGet(b *testing.B) {
 	for _, mode := range []string{"merge", "direct", "token"} {
 		b.Run(mode+"/100B", func(b *testing.B) {
 			const n = 100_000
 			o := benchOptions(b, 1, 1<<30)
-			o.DirectIndex = mode == "direct"
+			o.MergeLogs = mode == "merge"
 			s, err := Open(o)
 			if err != nil {
 				b.Fatal(err)

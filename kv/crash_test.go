@@ -37,7 +37,7 @@ func crashConfig(seed uint64, images int) crash.Config {
 
 func crashOptions(region func(string) *persist.Region, fs *memDir, b broken) *Options {
 	return &Options{
-		SegmentSize: crashSegSize, WorkersPerDevice: 1, GCThreshold: -1, Shards: 4,
+		SegmentSize: crashSegSize, WorkersPerDevice: 1, GCThreshold: -1, Shards: 4, MergeLogs: b.mergeLogs,
 		media:  &simMedia{devs: crashDevs, segs: crashSegs, region: region, fs: fs},
 		broken: b,
 	}
@@ -154,7 +154,7 @@ func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) erro
 	}
 }
 
-func (b broken) any() bool { return b != broken{} }
+func (b broken) any() bool { return b != broken{mergeLogs: b.mergeLogs} }
 
 func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 	return func(img *crash.Image) error {
@@ -212,11 +212,13 @@ func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 }
 
 func TestCrash(t *testing.T) {
+	// Seed 1 with the direct index (the default), seed 2 with merge logs.
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			ops := crashOps(seed, 60)
 			m := &crashModel{}
-			rep := crash.Test(t, crashConfig(seed, 16), crashWorkload(ops, broken{}, m), crashCheck(broken{}, m))
+			b := broken{mergeLogs: seed == 2}
+			rep := crash.Test(t, crashConfig(seed, 16), crashWorkload(ops, b, m), crashCheck(b, m))
 			t.Logf("%v", rep)
 		})
 	}

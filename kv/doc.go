@@ -5,8 +5,11 @@
 // the router, the DRAM index and the workers' bounded queues.
 //
 //	client -> router (serial number, spread) -> worker queue -> worker:
-//	          data log + metadata log (one fence per batch) -> merge log
-//	          -> merger -> sharded index (+ ordered index); cleaner (GC)
+//	          data log + metadata log (one fence per batch) -> sharded
+//	          index (+ ordered index), or with Options.MergeLogs a merge
+//	          log -> merger -> index; cleaner (GC); checkpoints
+//
+// The README has the design, the on-media layouts and the figures.
 //
 // # What is durable when
 //

@@ -57,6 +57,20 @@ func TestBasic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "newer", string(v))
 	require.Equal(t, uint64(1), s.Stats().TokenHits)
+	// Tokens are validated, never trusted: the zero token, another key's
+	// token, a forged one all take the slow path.
+	other, err := s.PutToken([]byte("tj"), []byte("other"))
+	require.NoError(t, err)
+	forged := tok
+	forged.l.off += 8
+	forged.l.serial = 1 << 40
+	for _, bad := range []Token{{}, other, forged} {
+		v, err = s.GetWithToken([]byte("tk"), bad)
+		require.NoError(t, err)
+		require.Equal(t, "newer", string(v))
+	}
+	require.Equal(t, uint64(1), s.Stats().TokenHits)
+	require.Equal(t, uint64(4), s.Stats().TokenMisses)
 	require.NoError(t, s.Check())
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, s.Put([]byte("a"), nil), ErrClosed)

@@ -25,7 +25,7 @@ func modelRun(t *testing.T, seed uint64, n int) {
 	o.SegmentSize = 16 << 10
 	o.DeviceSize = 24 * o.SegmentSize
 	o.OrderedIndex = true
-	o.DirectIndex = seed%2 == 0
+	o.MergeLogs = seed%2 == 1
 	s := mustOpen(t, o)
 	defer func() { s.Close() }()
 	model := map[string]string{}

@@ -75,9 +75,13 @@ type Options struct {
 	// OrderedIndex keeps an ordered index (a B-tree) beside the hash
 	// index, so that Scan works. It costs DRAM and put throughput.
 	OrderedIndex bool
-	// DirectIndex updates the sharded index directly in the workers
-	// instead of through per-worker merge logs and the merger (the
-	// comparison the README measures).
+	// MergeLogs sends index updates through per-worker merge logs (with
+	// bloom filters) that a background merger applies, as the paper does,
+	// instead of updating the sharded index in the worker after each
+	// batch. Direct updates are the default: the README has the figures.
+	MergeLogs bool
+	// DirectIndex updates the sharded index directly in the workers (the
+	// default); it wins over MergeLogs.
 	DirectIndex bool
 	// MaxKey and MaxValue are the largest key and value accepted
 	// (ErrTooLarge beyond). 0 means DefaultMaxKey and DefaultMaxValue.
@@ -127,6 +131,7 @@ func (o *Options) resolve() (*config, error) {
 		return nil, fmt.Errorf("%w: nil Options (Devices and CheckpointDir are required)", ErrInvalid)
 	}
 	c := &config{Options: *o, segSet: o.SegmentSize != 0}
+	c.DirectIndex = o.DirectIndex || !o.MergeLogs
 	if err := c.resolveSizes(); err != nil {
 		return nil, err
 	}

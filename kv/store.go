@@ -60,6 +60,8 @@ type broken struct {
 	noValueCRC       bool // metadata entries checksum the key only
 	freeBeforeSwitch bool // GC marks a victim free on media before its entries are moved
 	noSerialRestore  bool // the serial counter restarts at 0 after recovery
+
+	mergeLogs bool // not a bug: the crash tests' switch for Options.MergeLogs
 }
 
 type storeStats struct {

@@ -170,7 +170,7 @@ func (w *worker) process(batch []*request) {
 // publishes and acknowledges them.
 func (w *worker) commit(batch []*request) {
 	if w.s.broken.ackBeforeFence {
-		w.ack(batch)
+		w.ack(batch, true)
 		if w.flush() == nil {
 			_ = w.s.fence(w.m.g, w.d.g)
 		}
@@ -189,20 +189,24 @@ func (w *worker) commit(batch []*request) {
 			}
 		}
 	}
-	w.ack(batch)
+	w.ack(batch, err == nil)
 }
 
-func (w *worker) ack(batch []*request) {
+// ack publishes what the batch made durable and completes its requests.
+// The records a request staged before it failed (an Apply that ran out of
+// room halfway) are durable too: they are published, or the index and a
+// recovery would disagree.
+func (w *worker) ack(batch []*request, durable bool) {
 	recs := w.recs[:0]
 	for _, r := range batch {
-		if r.err == nil && r.kind != opMove {
+		if durable && r.kind != opMove {
 			recs = append(recs, r.recs...)
 		}
 	}
 	w.s.idx.publish(w.gid, recs)
 	w.recs = recs[:0]
 	for _, r := range batch {
-		if r.kind == opMove && r.err == nil && len(r.recs) == 1 {
+		if r.kind == opMove && durable && r.err == nil && len(r.recs) == 1 {
 			if !w.s.idx.swap(r.recs[0].key, r.l, r.recs[0].l) {
 				w.s.dead(r.recs[0].l)
 				r.moved = false
