@@ -4,7 +4,7 @@ PKGS     := ./...
 SHM      ?= /dev/shm
 BIN      := bin
 
-.PHONY: all build test vet fmt-check unit race bench bench-pmdk demo fuzz clean
+.PHONY: all build test vet fmt-check unit race bench bench-fptree bench-pmdk demo fuzz clean
 
 all: build
 
@@ -40,6 +40,14 @@ test: fmt-check vet
 
 bench:
 	BRAID_FORCE_PMEM=1 $(GO) test -run '^$$' -bench . -benchtime 1s $(PKGS)
+
+# fptree beside tidwall/btree (DRAM) and bbolt (durable puts), in the
+# module bench/fptreepeers (its own go.mod: make test never downloads the
+# peers). BRAID_FPTREE_KEYS sets the size of the Get trees (default 10 M);
+# BENCH_FPTREE_FLAGS adds go test flags (e.g. -count 5).
+BENCH_FPTREE_FLAGS ?= -benchtime 1s
+bench-fptree:
+	cd bench/fptreepeers && BRAID_FORCE_PMEM=1 $(GO) test -run '^$$' -bench . -timeout 60m $(BENCH_FPTREE_FLAGS) .
 
 # Side-by-side with PMDK (cgo, build tag pmdk): the same patterns through
 # persist and libpmem in one process, plus libpmemlog/blk/obj reference
