@@ -196,6 +196,8 @@ func BenchmarkPut(b *testing.B) {
 		b.Run(form, func(b *testing.B) {
 			bt := sharedTree(b, "shm", DefaultLeafSlots)
 			t := bt.t
+			defer func(old int) { t.group = old }(t.group)
+			t.group = 16
 			rnd := structtest.NewRand(uint64(len(form)) + 100)
 			ks := make([]uint64, 16)
 			per := 1

@@ -6,8 +6,8 @@ package fptree
 // the root and publishes the new root with one atomic store, so a lookup
 // runs on whichever root it loaded, without locks, and the garbage
 // collector frees the old path when no lookup holds it. The nodes are
-// sorted arrays searched by binary search; the fan-out is chosen by
-// BenchmarkFanout (see the README).
+// sorted arrays searched by binary search, of defaultFanout entries
+// (not yet tuned by a benchmark: see the README).
 
 // nodeCap is the entries a node can hold: one more than the largest
 // fan-out, so that an insert can overflow a full node before it splits.
@@ -16,7 +16,7 @@ const nodeCap = maxFanout + 1
 const (
 	maxFanout = 64
 	minFanout = 4
-	// defaultFanout is the fan-out of inner nodes (BenchmarkFanout).
+	// defaultFanout is the fan-out of inner nodes.
 	defaultFanout = 32
 )
 

@@ -132,7 +132,7 @@ func BenchmarkPut(b *testing.B) {
 	})
 	b.Run("fptree/batch16", func(b *testing.B) {
 		r := structtest.MapShm(b, 1<<30)
-		t, err := fptree.Create(r, nil)
+		t, err := fptree.Create(r, &fptree.Options{Group: 16})
 		if err != nil {
 			b.Fatal(err)
 		}
