@@ -33,6 +33,7 @@ func TestSignalsProcess(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &stderr
 		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill() })
 		for i := 0; i < 20000; i++ { // until the file exists (bounded)
 			if _, err := os.Stat(file); err == nil {
 				break
@@ -60,12 +61,17 @@ func TestFileShrinksProcess(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &stderr
 	require.NoError(t, cmd.Start())
-	for i := 0; i < 20000; i++ { // until the file exists (bounded)
-		if _, err := os.Stat(file); err == nil {
+	t.Cleanup(func() { cmd.Process.Kill() }) // never leave it measuring for minutes
+	// Truncate only once Map has given the file its size: a truncation
+	// before that is undone by Map's fallocate, and pmbench then measures
+	// every access type for a minute each without ever faulting.
+	for i := 0; i < 20000; i++ { // bounded
+		if st, err := os.Stat(file); err == nil && st.Size() == 8<<20 {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
+	time.Sleep(20 * time.Millisecond) // past Map's own size check
 	require.NoError(t, os.Truncate(file, 4096))
 	err := cmd.Wait()
 	var ee *exec.ExitError
