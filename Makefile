@@ -4,7 +4,7 @@ PKGS     := ./...
 SHM      ?= /dev/shm
 BIN      := bin
 
-.PHONY: all build test vet fmt-check unit race bench bench-fptree bench-pmdk demo fuzz clean
+.PHONY: all build test vet fmt-check unit race bench bench-fptree bench-pmdk bench-kv bench-redis demo fuzz clean
 
 all: build
 
@@ -69,12 +69,35 @@ bench-pmdk:
 	@echo
 	$(GO) run ./internal/pmdkbench/compare $(BIN)/bench-pmdk.txt
 
+# Side-by-side with Go's stores (bench/kvpeers, a module of its own: make
+# test never builds the peers): the adapters' contract test, then YCSB
+# load, A-F on kv, Badger, Pebble, bbolt and goleveldb in one run, with
+# 100 B and 1 KiB values, 1 M records, 4 and 16 clients; ops/s with kv's
+# ratio to the best peer, bytes on disk, reopen after SIGKILL. The table is
+# kept in $(BIN)/bench-kv.txt. BENCH_KV_FLAGS adds kvcompare flags (e.g.
+# -records 100000 -ops 50000).
+BENCH_KV_FLAGS ?=
+bench-kv:
+	@mkdir -p $(BIN)
+	cd bench/kvpeers && $(GO) test -count=1 ./...
+	cd bench/kvpeers && $(GO) run ./cmd/kvcompare -records 1000000 -values 100,1024 -clients 4,16 $(BENCH_KV_FLAGS) | tee $(CURDIR)/$(BIN)/bench-kv.txt
+
+# pmkv serve against a real, durable Redis (appendonly yes, appendfsync
+# always) with the real redis-benchmark: SET and GET of 100 B, pipeline 1
+# and 16, the servers interleaved (bench/redis/run.sh; RUNS, N, CLIENTS).
+# Installs Debian's redis-tools and redis-server when missing.
+bench-redis: build
+	@command -v redis-benchmark >/dev/null && command -v redis-server >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-tools redis-server)
+	PMKV=$(BIN)/pmkv SHM=$(SHM) sh bench/redis/run.sh | tee $(BIN)/bench-redis.txt
+
 # demo: the main jobs, quickly, on tmpfs: characterize the device (and
 # write its profile), then sort 200,000 gensort records with EMS, OnePass
-# and MergePass, validating each output, using that profile.
+# and MergePass, validating each output, using that profile; then load
+# 100,000 records into kv and run YCSB A on them, every read verified.
 demo: build
 	BRAID_FORCE_PMEM=1 $(BIN)/pmbench -quick -file $(SHM)/braid-demo.pm -profile $(SHM)/braid-profile.json
 	BRAID_FORCE_PMEM=1 BRAID_PROFILE=$(SHM)/braid-profile.json $(BIN)/pmsort bench -n 200000 -runs 3 -mpmem 2MiB -dir $(SHM)
+	BRAID_PROFILE=$(SHM)/braid-profile.json $(BIN)/pmkv bench -records 100000 -ops 100000 -workloads a -clients 4 -verify -segment 16MiB -device-size 512MiB
 
 FUZZTIME ?= 10s
 # A package whose tests do not build fails the target (go test -list's

@@ -216,6 +216,8 @@ type store interface {
 	Recovery() kv.RecoveryReport
 	Check() error
 	Close() error
+	// PutAsync queues a put; done is called once it is durable.
+	PutAsync(key, value []byte, done func(kv.Token, error)) error
 	// apply makes every op durable before it returns (kv.Store.Apply).
 	apply(ops []op) error
 }
