@@ -277,4 +277,3 @@ func DiskBytes(dir string) int64 {
 	})
 	return n
 }
-
