@@ -3,6 +3,7 @@ package sort
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/braid-pm/braid/persist"
@@ -61,4 +62,19 @@ func inFile(path string, err error) error {
 		return err
 	}
 	return &fileError{path, err}
+}
+
+// detailError is an error with its own message that still matches a
+// package sentinel with errors.Is.
+type detailError struct {
+	sentinel error
+	msg      string
+}
+
+func (e *detailError) Error() string { return e.msg }
+func (e *detailError) Unwrap() error { return e.sentinel }
+
+// optionError is an ErrInvalid error with a message of its own.
+func optionError(format string, a ...any) error {
+	return &detailError{ErrInvalid, "sort: " + fmt.Sprintf(format, a...)}
 }

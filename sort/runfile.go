@@ -3,6 +3,8 @@ package sort
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
@@ -95,4 +97,50 @@ func decodeRunHeader(b []byte) (runHeader, error) {
 	}
 	h.count = int64(cnt)
 	return h, nil
+}
+
+// setupTempDir picks the run-file directory and checks that it is
+// writable before any work is done.
+func (j *job) setupTempDir(outDir string) error {
+	dir := j.s.o.TempDir
+	if dir == "" {
+		dir = outDir
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return optionError("temp dir: %v", err)
+	}
+	if !st.IsDir() {
+		return optionError("temp dir %s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".pmsort-probe-*")
+	if err != nil {
+		return optionError("temp dir %s is not writable: %v", dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	j.tmpDir = dir
+	return nil
+}
+
+// newRunFile creates a temporary run file of size bytes.
+func (j *job) newRunFile(size int64) (*mapped, error) {
+	if j.s.failAfterRuns > 0 && len(j.temps) >= j.s.failAfterRuns {
+		return nil, fmt.Errorf("sort: injected failure creating run %d", len(j.temps))
+	}
+	name := filepath.Join(j.tmpDir, fmt.Sprintf("pmsort-run-%s-%d", randSuffix(), len(j.temps)))
+	m, err := createMapped(name, size, j.s.o.ForcePMem)
+	if err != nil {
+		return nil, fmt.Errorf("sort: run file: %w", err)
+	}
+	j.temps = append(j.temps, name)
+	j.runs = append(j.runs, m)
+	return m, nil
+}
+
+func (j *job) removeTemps() {
+	for _, t := range j.temps {
+		os.Remove(t)
+	}
+	j.temps = nil
 }

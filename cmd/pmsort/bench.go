@@ -61,91 +61,29 @@ func (r *benchResult) finish(bytes int64) {
 	r.GBps = float64(bytes) / r.Best / 1e9
 }
 
+// benchConfig is one pmsort bench, from its flags.
+type benchConfig struct {
+	n          int64
+	bytes      int64
+	dir        string
+	runs       int
+	plan       []benchMode
+	gnu, cold  bool
+	asJSON     bool
+	keep       bool
+	cpuProfile string
+	mem, mpmem byteSize // the budgets of EMS and OnePass, and of MergePass
+	sf         sortFlags
+}
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", benchUsage, stdout)
-	n := fs.Int64("n", 10_000_000, "records (100 bytes each)")
-	dir := fs.String("dir", "/dev/shm", "directory for input and outputs (and run files, without -tmp)")
-	runs := fs.Int("runs", 3, "runs per mode (best, median and spread are reported)")
-	modes := fs.String("modes", "ems,onepass,mergepass", "modes to time, in order")
-	gnu := fs.Bool("gnu", false, "also time GNU sort on the ASCII form of the records")
-	cold := fs.Bool("cold", false, "also time 'pmsort sort -mode onepass' as a fresh process")
-	asJSON := fs.Bool("json", false, "print results as JSON")
-	keep := fs.Bool("keep", false, "keep the generated input files")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed sorts to this file")
-	var mpmem byteSize
-	fs.Var(&mpmem, "mpmem", "budget that forces MergePass (0: a quarter of the IndexMap plus 8MiB)")
-	var sf sortFlags
-	sf.register(fs, true)
-	if err := parseFlags(fs, args); err != nil {
+	c, err := parseBench(args, stdout)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return usagef("unexpected arguments: %v", fs.Args())
-	}
-	if err := pathFlags(fs, "dir", "tmp", "profile", "cpuprofile"); err != nil {
-		return err
-	}
-	if *n < 1 {
-		return usagef("-n %d: want at least 1 record", *n)
-	}
-	if *runs < 1 {
-		return usagef("-runs %d: want at least 1", *runs)
-	}
-	hi, size := bits.Mul64(uint64(*n), 100)
-	if hi != 0 || size > 1<<62 {
-		return usagef("-n %d: %d records of 100 bytes do not fit in a file", *n, *n)
-	}
-	var plan []benchMode
-	for _, m := range strings.Split(*modes, ",") {
-		switch strings.TrimSpace(m) {
-		case "ems":
-			plan = append(plan, benchMode{"EMS", sort.EMS})
-		case "onepass":
-			plan = append(plan, benchMode{"OnePass", sort.OnePass})
-		case "mergepass":
-			plan = append(plan, benchMode{"MergePass", sort.MergePass})
-		default:
-			return usagef("-modes: unknown mode %q (want ems, onepass, mergepass)", m)
-		}
-	}
-	bytes := int64(size)
-	if err := benchSpace(*dir, sf.tmp, bytes, *gnu); err != nil {
-		return err
-	}
-	sf.forcePMem = true // on tmpfs: the PMem instruction path, as BRAID_FORCE_PMEM=1
-	mem := sf.mem
-	if mem == 0 {
-		mem = byteSize(max(4*sort.MinMemBudget, bytes/2))
-	}
-	if mpmem == 0 {
-		mpmem = byteSize(max(sort.MinMemBudget, *n*16/4+8<<20))
-	}
-	// Every mode's options are checked before anything is generated.
-	for _, m := range plan {
-		sf.mode, sf.mem = string(m.mode), mem
-		if m.mode == sort.MergePass {
-			sf.mem = mpmem
-		}
-		flagName := "-mem"
-		if m.mode == sort.MergePass {
-			flagName = "-mpmem"
-		}
-		o, err := sf.options()
-		if errors.Is(err, sort.ErrBudget) {
-			return usagef("%s %d (the budget of %s): %s", flagName, int64(sf.mem), m.name, message(err))
-		}
-		if err != nil {
-			return err
-		}
-		s, err := sort.NewSorter(o)
-		if err != nil {
-			return usagef("%s %d (the budget of %s): %s", flagName, int64(sf.mem), m.name, message(err))
-		}
-		s.Close()
 	}
 	var profFile *os.File
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
 		if err != nil {
 			return usagef("-cpuprofile: %v", err)
 		}
@@ -153,21 +91,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		profFile = f
 	}
 	log := func(format string, a ...any) {
-		if !*asJSON {
+		if !c.asJSON {
 			fmt.Fprintf(stdout, format, a...)
 		}
 	}
-	base := filepath.Join(*dir, fmt.Sprintf("pmsort-bench-%d", os.Getpid()))
+	base := filepath.Join(c.dir, fmt.Sprintf("pmsort-bench-%d", os.Getpid()))
 	in, out := base+".in", base+".out"
 	defer os.Remove(out)
-	if !*keep {
+	if !c.keep {
 		defer os.Remove(in)
 	}
 	t := time.Now()
-	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: uint64(*n)}, true); err != nil {
+	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: uint64(c.n)}, true); err != nil {
 		return err
 	}
-	log("generated %d records (%s) in %s in %.3f s\n", *n, humanBytes(bytes), in, time.Since(t).Seconds())
+	log("generated %d records (%s) in %s in %.3f s\n", c.n, humanBytes(c.bytes), in, time.Since(t).Seconds())
 	inSum, err := sort.Validate(ctx, in, sort.ValidateOptions{})
 	if err != nil {
 		return err
@@ -178,75 +116,193 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
+	results, err := c.time(ctx, base, in, out, inSum, log, stderr)
+	if err != nil {
+		return err
+	}
+	compare(results)
+	if c.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	printBench(stdout, results, inSum)
+	return nil
+}
 
-	var results []*benchResult
-	for _, m := range plan {
-		sf.mode, sf.mem = string(m.mode), mem
-		if m.mode == sort.MergePass {
-			sf.mem = mpmem
+// parseBench parses and checks bench's flags, and every mode's options,
+// before anything is generated.
+func parseBench(args []string, stdout io.Writer) (*benchConfig, error) {
+	c := &benchConfig{}
+	fs := newFlags("bench", benchUsage, stdout)
+	fs.Int64Var(&c.n, "n", 10_000_000, "records (100 bytes each)")
+	fs.StringVar(&c.dir, "dir", "/dev/shm", "directory for input and outputs (and run files, without -tmp)")
+	fs.IntVar(&c.runs, "runs", 3, "runs per mode (best, median and spread are reported)")
+	modes := fs.String("modes", "ems,onepass,mergepass", "modes to time, in order")
+	fs.BoolVar(&c.gnu, "gnu", false, "also time GNU sort on the ASCII form of the records")
+	fs.BoolVar(&c.cold, "cold", false, "also time 'pmsort sort -mode onepass' as a fresh process")
+	fs.BoolVar(&c.asJSON, "json", false, "print results as JSON")
+	fs.BoolVar(&c.keep, "keep", false, "keep the generated input files")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed sorts to this file")
+	fs.Var(&c.mpmem, "mpmem", "budget that forces MergePass (0: a quarter of the IndexMap plus 8MiB)")
+	c.sf.register(fs, true)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 0 {
+		return nil, usagef("unexpected arguments: %v", fs.Args())
+	}
+	if err := pathFlags(fs, "dir", "tmp", "profile", "cpuprofile"); err != nil {
+		return nil, err
+	}
+	if c.n < 1 {
+		return nil, usagef("-n %d: want at least 1 record", c.n)
+	}
+	if c.runs < 1 {
+		return nil, usagef("-runs %d: want at least 1", c.runs)
+	}
+	hi, size := bits.Mul64(uint64(c.n), 100)
+	if hi != 0 || size > 1<<62 {
+		return nil, usagef("-n %d: %d records of 100 bytes do not fit in a file", c.n, c.n)
+	}
+	c.bytes = int64(size)
+	for _, m := range strings.Split(*modes, ",") {
+		switch strings.TrimSpace(m) {
+		case "ems":
+			c.plan = append(c.plan, benchMode{"EMS", sort.EMS})
+		case "onepass":
+			c.plan = append(c.plan, benchMode{"OnePass", sort.OnePass})
+		case "mergepass":
+			c.plan = append(c.plan, benchMode{"MergePass", sort.MergePass})
+		default:
+			return nil, usagef("-modes: unknown mode %q (want ems, onepass, mergepass)", m)
 		}
-		o, err := sf.options()
+	}
+	if err := benchSpace(c.dir, c.sf.tmp, c.bytes, c.gnu); err != nil {
+		return nil, err
+	}
+	c.sf.forcePMem = true // on tmpfs: the PMem instruction path, as BRAID_FORCE_PMEM=1
+	c.mem = c.sf.mem
+	if c.mem == 0 {
+		c.mem = byteSize(max(4*sort.MinMemBudget, c.bytes/2))
+	}
+	if c.mpmem == 0 {
+		c.mpmem = byteSize(max(sort.MinMemBudget, c.n*16/4+8<<20))
+	}
+	return c, c.checkModes()
+}
+
+// modeOptions are the sorter's options for mode m: its budget is -mpmem
+// for MergePass, -mem for the others.
+func (c *benchConfig) modeOptions(m benchMode) (*sort.Options, error) {
+	c.sf.mode, c.sf.mem = string(m.mode), c.mem
+	if m.mode == sort.MergePass {
+		c.sf.mem = c.mpmem
+	}
+	return c.sf.options()
+}
+
+// checkModes builds every mode's sorter once, so that a budget too small
+// for one is bad usage before anything is generated.
+func (c *benchConfig) checkModes() error {
+	for _, m := range c.plan {
+		flagName := "-mem"
+		if m.mode == sort.MergePass {
+			flagName = "-mpmem"
+		}
+		o, err := c.modeOptions(m)
+		if errors.Is(err, sort.ErrBudget) {
+			return usagef("%s %d (the budget of %s): %s", flagName, int64(c.sf.mem), m.name, message(err))
+		}
 		if err != nil {
 			return err
 		}
-		res, err := benchSorter(ctx, o, in, out, *runs, inSum)
+		s, err := sort.NewSorter(o)
 		if err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+			return usagef("%s %d (the budget of %s): %s", flagName, int64(c.sf.mem), m.name, message(err))
+		}
+		s.Close()
+	}
+	return nil
+}
+
+// time runs every mode of the plan (and -cold, -gnu) and returns their
+// results, finished.
+func (c *benchConfig) time(ctx context.Context, base, in, out string, inSum *sort.Summary, log func(string, ...any), stderr io.Writer) ([]*benchResult, error) {
+	var results []*benchResult
+	for _, m := range c.plan {
+		o, err := c.modeOptions(m)
+		if err != nil {
+			return nil, err
+		}
+		res, err := benchSorter(ctx, o, in, out, c.runs, inSum)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
 		}
 		res.Name = m.name
-		res.finish(bytes)
 		results = append(results, res)
 		log("%-9s %s  (%d/%d outputs valid)\n", m.name, secondsList(res.Seconds), res.Valid, len(res.Seconds))
 	}
-	if *cold {
-		res, err := benchCold(ctx, in, out, *runs, inSum, int64(mem), stderr)
+	if c.cold {
+		res, err := benchCold(ctx, in, out, c.runs, inSum, int64(c.mem), stderr)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		res.finish(bytes)
 		results = append(results, res)
 		log("%-9s %s  (%d/%d outputs valid)\n", "cold", secondsList(res.Seconds), res.Valid, len(res.Seconds))
 	}
-	if *gnu {
-		more, err := benchGNU(ctx, base, *n, *runs, &sf, mem, log, stderr)
+	if c.gnu {
+		more, err := benchGNU(ctx, base, c.n, c.runs, &c.sf, c.mem, log, stderr)
 		if err != nil {
-			return err
-		}
-		for _, r := range more {
-			r.finish(bytes)
+			return nil, err
 		}
 		results = append(results, more...)
 	}
-	ems := 0.0
 	for _, r := range results {
-		if r.Name == "EMS" {
-			ems = r.Best
-		}
+		r.finish(c.bytes)
 	}
+	return results, nil
+}
+
+// compare fills each result's ratio to EMS, and OnePass-ascii's to GNU
+// sort.
+func compare(results []*benchResult) {
+	ems := 0.0
 	var gnuRes, asciiRes *benchResult
 	for _, r := range results {
-		if ems > 0 {
-			r.VsEMS = ems / r.Best
-		}
 		switch r.Name {
+		case "EMS":
+			ems = r.Best
 		case "GNU sort":
 			gnuRes = r
 		case "OnePass-ascii":
 			asciiRes = r
 		}
 	}
+	for _, r := range results {
+		if ems > 0 {
+			r.VsEMS = ems / r.Best
+		}
+	}
 	if gnuRes != nil && asciiRes != nil && asciiRes.Best > 0 {
 		asciiRes.VsGNU = gnuRes.Best / asciiRes.Best
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
-	}
+}
+
+// printBench prints the results table, the ratio to GNU sort, and the
+// best runs' phases.
+func printBench(stdout io.Writer, results []*benchResult, inSum *sort.Summary) {
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "sorter\tbest s\tmedian s\tspread s\tGB/s\tvs EMS\trun files\tvalid\tnote\t")
+	var gnuRes, asciiRes *benchResult
 	for _, r := range results {
+		switch r.Name {
+		case "GNU sort":
+			gnuRes = r
+		case "OnePass-ascii":
+			asciiRes = r
+		}
 		runsCol := "-"
 		if r.Report != nil {
 			runsCol = fmt.Sprint(r.Report.Runs)
@@ -284,7 +340,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			break
 		}
 	}
-	return nil
 }
 
 type benchMode struct {
