@@ -13,7 +13,6 @@ import (
 // WiscSort.
 func (j *job) ems() error {
 	b := j.plan0
-	ew := j.l.ew()
 	j.ph.start(phOther)
 	main, err := buffer(&j.s.main, b.main)
 	if err == nil {
@@ -30,61 +29,76 @@ func (j *job) ems() error {
 	// The records are already in DRAM: the key pass is part of sorting.
 	j.s.indexer.readPh = phRunSort
 
-	runs := []*recordRun{}
+	var runs []*recordRun
 	defer func() {
 		for _, r := range runs {
 			r.m.close()
 		}
 	}()
 	for off := int64(0); off < j.size; {
-		var src source
-		var end int64
-		if j.rs > 0 {
-			n := min(b.runN, (j.size-off)/int64(j.rs))
-			end = off + n*int64(j.rs)
-			src = source{src: runBuf, rs: j.rs, n: n}
-		} else {
-			j.ph.start(phRunRead)
-			src, end = j.klvSource(j.src, off, b.runN, b.runB, j.s.pools.Readers)
-			j.ph.stop()
-			if src.n == 0 {
-				return fmt.Errorf("%w: a record at offset %d does not fit the EMS run buffer", ErrBudget, off)
-			}
-			for i := range src.parts {
-				src.parts[i].off -= off
-			}
-			src.src = runBuf
-		}
-		j.ph.start(phRunRead)
-		err := j.copyParallel(runBuf[:end-off], j.src[off:end])
-		j.ph.stop()
-		if err != nil {
+		if off, err = j.emsRun(off, runBuf, idxBuf, bufs, order, &runs); err != nil {
 			return err
 		}
-		idx := idxBuf[:src.n*ew/8]
-		if err := j.s.indexer.build(j.ctx, &src, idx, nil); err != nil {
-			return err
-		}
-		j.ph.start(phOther)
-		m, err := j.newRunFile(end - off)
-		j.ph.stop()
-		if err != nil {
-			return err
-		}
-		runs = append(runs, &recordRun{m: m})
-		em := j.newEmitter(runBuf, m, phRunSort, phRunWrite, bufs, order)
-		em.inDRAM = true
-		err = em.emit(idx, src.n)
-		if e2 := em.close(); err == nil {
-			err = e2
-		}
-		if err != nil {
-			return err
-		}
-		off = end
 	}
 	j.rep.Runs = len(runs)
+	return j.emsMerge(main, runs, bufs, order)
+}
 
+// emsRun makes the EMS run that starts at byte off of the input: its
+// records copied into the run buffer, sorted there (IndexMap and
+// gather), written to a new run file (appended to runs). It returns where
+// the next run starts.
+func (j *job) emsRun(off int64, runBuf []byte, idxBuf []uint64, bufs [][]byte, order []uint64, runs *[]*recordRun) (int64, error) {
+	b := j.plan0
+	ew := j.l.ew()
+	var src source
+	var end int64
+	if j.rs > 0 {
+		n := min(b.runN, (j.size-off)/int64(j.rs))
+		end = off + n*int64(j.rs)
+		src = source{src: runBuf, rs: j.rs, n: n}
+	} else {
+		j.ph.start(phRunRead)
+		src, end = j.klvSource(j.src, off, b.runN, b.runB, j.s.pools.Readers)
+		j.ph.stop()
+		if src.n == 0 {
+			return 0, fmt.Errorf("%w: a record at offset %d does not fit the EMS run buffer", ErrBudget, off)
+		}
+		for i := range src.parts {
+			src.parts[i].off -= off
+		}
+		src.src = runBuf
+	}
+	j.ph.start(phRunRead)
+	err := j.copyParallel(runBuf[:end-off], j.src[off:end])
+	j.ph.stop()
+	if err != nil {
+		return 0, err
+	}
+	idx := idxBuf[:src.n*ew/8]
+	if err := j.s.indexer.build(j.ctx, &src, idx, nil); err != nil {
+		return 0, err
+	}
+	j.ph.start(phOther)
+	m, err := j.newRunFile(end - off)
+	j.ph.stop()
+	if err != nil {
+		return 0, err
+	}
+	*runs = append(*runs, &recordRun{m: m})
+	em := j.newEmitter(runBuf, m, phRunSort, phRunWrite, bufs, order)
+	em.inDRAM = true
+	err = em.emit(idx, src.n)
+	if e2 := em.close(); err == nil {
+		err = e2
+	}
+	return end, err
+}
+
+// emsMerge is EMS's MERGE phase: a k-way merge of the runs' records, with
+// shares of the whole buffer, into the output.
+func (j *job) emsMerge(main []byte, runs []*recordRun, bufs [][]byte, order []uint64) error {
+	b := j.plan0
 	// MERGE phase: shares of the whole buffer.
 	k := int64(len(runs))
 	share := b.main / k
@@ -125,7 +139,7 @@ func (j *job) ems() error {
 	em := j.newEmitterOverlap(nil, j.out, phOther, phMergeWrite, bufs, order, len(bufs) == 2)
 	em.gate = &j.gate
 	j.bgMerge = true
-	err = j.mergeRecords(runs, t, em)
+	err := j.mergeRecords(runs, t, em)
 	j.bgMerge = false
 	if e2 := em.close(); err == nil {
 		err = e2

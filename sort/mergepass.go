@@ -62,9 +62,6 @@ func (j *job) refill(r *entryRun) error {
 // run shares, the merged entries and the write buffer in the MERGE phase.
 func (j *job) mergePass() error {
 	b := j.plan0
-	l := &j.l
-	ew := l.ew()
-	w := int64(l.w)
 	j.ph.start(phOther)
 	main, err := buffer(&j.s.main, b.main)
 	j.ph.stop()
@@ -74,7 +71,6 @@ func (j *job) mergePass() error {
 	j.rep.BufferBytes = b.main + b.fixed
 	j.s.indexer.readPh = phRunRead
 
-	// RUN phase.
 	runs := make([]*entryRun, 0, b.runs)
 	defer func() {
 		for _, r := range runs {
@@ -84,45 +80,64 @@ func (j *job) mergePass() error {
 	var off int64 // KLV: next record offset
 	for first := int64(0); first < j.n; {
 		n := min(b.runN, j.n-first)
-		var src source
-		if j.rs > 0 {
-			src = source{src: j.src, rs: j.rs, first: first, n: n}
-		} else {
-			j.ph.start(phRunRead)
-			src, off = j.klvSource(j.src, off, n, j.size, j.s.pools.Readers)
-			j.ph.stop()
-		}
-		idx := words(main[:n*ew])
-		var scratch []uint64
-		if int64(len(main)) >= 2*n*ew {
-			scratch = words(main[n*ew : 2*n*ew])
-		}
-		if err := j.s.indexer.build(j.ctx, &src, idx, scratch); err != nil {
-			return err
-		}
-		j.ph.start(phOther)
-		m, err := j.newRunFile(runHeaderSize + n*int64(l.e))
-		j.ph.stop()
-		if err != nil {
-			return err
-		}
-		runs = append(runs, &entryRun{m: m})
-		j.ph.start(phRunWrite)
-		// Packed in place (an entry is never longer packed), then written.
-		packed := l.packRun(idx, n)
-		err = m.put(0, runHeader{l: *l, count: n, inputSize: j.size}.encode())
-		if err == nil {
-			err = j.putParallel(m, runHeaderSize, packed)
-		}
-		j.ph.stop()
-		if err != nil {
+		if off, err = j.entryRunFile(main, first, n, off, &runs); err != nil {
 			return err
 		}
 		first += n
 	}
 	j.rep.Runs = len(runs)
+	return j.mergeEntries(main, runs)
+}
 
-	// MERGE phase.
+// entryRunFile is one MergePass run of the RUN phase: the IndexMap of
+// records first..first+n (KLV: from byte off) built and sorted in main,
+// packed and written to a new run file (appended to runs). It returns the
+// KLV offset after the run.
+func (j *job) entryRunFile(main []byte, first, n, off int64, runs *[]*entryRun) (int64, error) {
+	l := &j.l
+	ew := l.ew()
+	var src source
+	if j.rs > 0 {
+		src = source{src: j.src, rs: j.rs, first: first, n: n}
+	} else {
+		j.ph.start(phRunRead)
+		src, off = j.klvSource(j.src, off, n, j.size, j.s.pools.Readers)
+		j.ph.stop()
+	}
+	idx := words(main[:n*ew])
+	var scratch []uint64
+	if int64(len(main)) >= 2*n*ew {
+		scratch = words(main[n*ew : 2*n*ew])
+	}
+	if err := j.s.indexer.build(j.ctx, &src, idx, scratch); err != nil {
+		return off, err
+	}
+	j.ph.start(phOther)
+	m, err := j.newRunFile(runHeaderSize + n*int64(l.e))
+	j.ph.stop()
+	if err != nil {
+		return off, err
+	}
+	*runs = append(*runs, &entryRun{m: m})
+	j.ph.start(phRunWrite)
+	// Packed in place (an entry is never longer packed), then written.
+	packed := l.packRun(idx, n)
+	err = m.put(0, runHeader{l: *l, count: n, inputSize: j.size}.encode())
+	if err == nil {
+		err = j.putParallel(m, runHeaderSize, packed)
+	}
+	j.ph.stop()
+	return off, err
+}
+
+// mergeEntries is MergePass's MERGE phase: the runs' headers checked, a
+// share of main each, the loser tree over their heads, and the merged
+// entries' records gathered into the output (pipeMerge).
+func (j *job) mergeEntries(main []byte, runs []*entryRun) error {
+	b := j.plan0
+	l := &j.l
+	ew := l.ew()
+	w := int64(l.w)
 	a := &arena{b: main}
 	pending := words(a.take(2 * b.pendCap * ew))
 	t := newLoserTree(len(runs))
@@ -144,7 +159,6 @@ func (j *job) mergePass() error {
 	// Wide entries with a spare byte between key and pointer (gensort)
 	// are never all ones: no done checks needed.
 	t.fast = l.w == 2 && l.v == 0 && l.k+l.p < 16
-	t.init()
 	if w > 2 {
 		t.deep = func(x, y int) bool {
 			rx, ry := runs[x], runs[y]
@@ -158,10 +172,13 @@ func (j *job) mergePass() error {
 			return false
 		}
 	}
+	// Built once deep is set: the first winner among heads that tie on
+	// their first 16 key bytes is the deep comparison's too.
+	t.init()
 	bufs, order := j.writeBuffers(a)
 	em := j.newEmitter(j.src, j.out, phRecordRead, phMergeWrite, bufs, order)
 	em.gate = &j.gate
-	err = j.pipeMerge(runs, t, pending, em)
+	err := j.pipeMerge(runs, t, pending, em)
 	if e2 := em.close(); err == nil {
 		err = e2
 	}

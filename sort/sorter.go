@@ -380,32 +380,43 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	if j.written != j.size {
 		panic(fmt.Sprintf("sort: wrote %d bytes of %d", j.written, j.size))
 	}
-	// Every byte of the output was made durable by the Copy that wrote it
-	// (streaming stores and a fence, or msync of its pages): no Sync here.
 	j.ph.start(phOther)
-	if err := j.out.close(); err != nil {
-		return nil, fmt.Errorf("sort: close output: %w", err)
-	}
-	if s.beforePublish != nil {
-		s.beforePublish(out)
-	}
-	if err := publish(tmpOut, out, s.o.Overwrite); err != nil {
-		os.Remove(tmpOut)
-		var de *detailError
-		if errors.As(err, &de) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("sort: rename output: %w", err)
-	}
-	committed = true
-	if err := syncDir(filepath.Dir(out)); err != nil {
-		// The output is complete under its name, but the rename may not
-		// survive a crash.
-		return nil, fmt.Errorf("sort: %s is complete, but syncing its directory failed (the rename may not be durable): %w", out, err)
+	committed = true // renamed into place, or removed by publish
+	if err := j.publish(tmpOut, out); err != nil {
+		return nil, err
 	}
 	j.ph.stop()
 	j.rep.fill(j.ph, time.Since(t0))
 	return j.rep, nil
+}
+
+// publish closes the complete output, written as tmp, and gives it its
+// final name out (without Overwrite, never over a file that appeared
+// meanwhile); on an error before the rename it removes tmp.
+func (j *job) publish(tmp, out string) error {
+	// Every byte of the output was made durable by the Copy that wrote it
+	// (streaming stores and a fence, or msync of its pages): no Sync here.
+	if err := j.out.close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sort: close output: %w", err)
+	}
+	if j.s.beforePublish != nil {
+		j.s.beforePublish(out)
+	}
+	if err := publish(tmp, out, j.s.o.Overwrite); err != nil {
+		os.Remove(tmp)
+		var de *detailError
+		if errors.As(err, &de) {
+			return err
+		}
+		return fmt.Errorf("sort: rename output: %w", err)
+	}
+	if err := syncDir(filepath.Dir(out)); err != nil {
+		// The output is complete under its name, but the rename may not
+		// survive a crash.
+		return fmt.Errorf("sort: %s is complete, but syncing its directory failed (the rename may not be durable): %w", out, err)
+	}
+	return nil
 }
 
 func randSuffix() string {

@@ -24,76 +24,26 @@ statuses). -o writes valsort's 280-byte partition summary
 INPUT), -s validates a concatenation of summaries. -perm INPUT also checks
 that FILE_NAME is a permutation of INPUT (same record count and checksum).`
 
+// validateConfig is one pmsort validate, from its command line.
+type validateConfig struct {
+	file      string
+	quiet     bool
+	sumOut    string // -o
+	summaries bool   // -s
+	perm      string
+	vo        sort.ValidateOptions
+}
+
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("validate", validateUsage, stdout)
-	fold := fs.Bool("i", false, "case-insensitive ASCII key comparison")
-	quiet := fs.Bool("q", false, "quiet: only the exit status")
-	sumOut := fs.String("o", "", "write a partition summary to this file")
-	summaries := fs.Bool("s", false, "FILE_NAME holds partition summaries, not records")
-	perm := fs.String("perm", "", "check that FILE_NAME is a permutation of this input file")
-	threads := fs.Int("t", 0, "validator goroutines (0: all CPUs)")
-	var ff formatFlags
-	ff.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := pathFlags(fs, "o", "perm"); err != nil {
-		return err
-	}
-	switch fs.NArg() {
-	case 0:
-		return usagef("missing FILE_NAME")
-	case 1:
-	default:
-		return usagef("want one FILE_NAME, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
-	}
-	if err := nonNegative("t", *threads); err != nil {
-		return err
-	}
-	f, err := ff.format()
+	c, err := parseValidate(args, stdout)
 	if err != nil {
 		return err
-	}
-	vo := sort.ValidateOptions{Format: f, CaseInsensitive: *fold, Threads: *threads}
-	if err := vo.Validate(); err != nil {
-		return badUsage(err)
-	}
-	if (*sumOut != "" || *summaries) && (f.KLV || f.RecordSize() != 100) {
-		flagName := "-o"
-		if *summaries {
-			flagName = "-s"
-		}
-		return usagef("%s: valsort's partition summaries hold 100-byte records, and the records are %s", flagName, f)
-	}
-	file := fs.Arg(0)
-	// The paths, before the (long) validation. FILE_NAME and INPUT may
-	// be pipes (read in order).
-	if err := checkInputPath("", file, false); err != nil {
-		return err
-	}
-	if *perm != "" {
-		if err := checkInputPath("-perm ", *perm, false); err != nil {
-			return err
-		}
-	}
-	if *sumOut != "" {
-		for _, other := range []string{file, *perm} {
-			if other == "" {
-				continue
-			}
-			if err := checkNotInput("-o ", *sumOut, other); err != nil {
-				return err
-			}
-		}
-		if err := checkOutputPath("-o ", *sumOut, true, ""); err != nil {
-			return err
-		}
 	}
 	fail := func(err error) error {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return err // interrupted: exit 130
 		}
-		if !*quiet {
+		if !c.quiet {
 			fmt.Fprintf(stderr, "pmsort validate: %s\n", message(err))
 		}
 		return exitError{exitFail}
@@ -101,36 +51,25 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// -perm INPUT is read first: a failure to read it is reported before
 	// anything is said about FILE_NAME.
 	var in *sort.Summary
-	if *perm != "" {
-		if in, err = sort.Validate(ctx, *perm, vo); err != nil {
+	if c.perm != "" {
+		if in, err = sort.Validate(ctx, c.perm, c.vo); err != nil {
 			return fail(&prefixed{"-perm", err})
 		}
 	}
-	var s *sort.Summary
-	if *summaries {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return fail(err)
-		}
-		parts, err := sort.ParseSummaries(b)
-		if err != nil {
-			return fail(inFile(file, err))
-		}
-		c := sort.CombineSummaries(parts, *fold, f.KeySize)
-		s = &c
-	} else if s, err = sort.Validate(ctx, file, vo); err != nil {
-		return fail(err) // the error names the file
+	s, err := c.summary(ctx)
+	if err != nil {
+		return fail(err)
 	}
-	if *sumOut != "" {
+	if c.sumOut != "" {
 		b, err := s.MarshalSummary()
 		if err == nil {
-			err = writeFileAtomic(*sumOut, b)
+			err = writeFileAtomic(c.sumOut, b)
 		}
 		if err != nil {
-			return fail(&prefixed{"-o " + *sumOut, err})
+			return fail(&prefixed{"-o " + c.sumOut, err})
 		}
 	}
-	if !*quiet {
+	if !c.quiet {
 		s.Report(stderr)
 	}
 	code := exitOK
@@ -139,18 +78,110 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if in != nil {
 		if err := samePermutation(in, s); err != nil {
-			if !*quiet {
-				fmt.Fprintf(stderr, "ERROR - not a permutation of %s: %v\n", *perm, err)
+			if !c.quiet {
+				fmt.Fprintf(stderr, "ERROR - not a permutation of %s: %v\n", c.perm, err)
 			}
 			code = exitFail
-		} else if !*quiet {
-			fmt.Fprintf(stderr, "Permutation of %s: same %s records and checksum\n", *perm, in.Records)
+		} else if !c.quiet {
+			fmt.Fprintf(stderr, "Permutation of %s: same %s records and checksum\n", c.perm, in.Records)
 		}
 	}
 	if code != exitOK {
 		return exitError{code}
 	}
 	return nil
+}
+
+// summary validates FILE_NAME, or combines the summaries it holds (-s).
+// Its errors name the file.
+func (c *validateConfig) summary(ctx context.Context) (*sort.Summary, error) {
+	if !c.summaries {
+		return sort.Validate(ctx, c.file, c.vo)
+	}
+	b, err := os.ReadFile(c.file)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := sort.ParseSummaries(b)
+	if err != nil {
+		return nil, inFile(c.file, err)
+	}
+	s := sort.CombineSummaries(parts, c.vo.CaseInsensitive, c.vo.Format.KeySize)
+	return &s, nil
+}
+
+// parseValidate parses and checks validate's command line, its paths
+// included, before anything is read.
+func parseValidate(args []string, stdout io.Writer) (*validateConfig, error) {
+	c := &validateConfig{}
+	fs := newFlags("validate", validateUsage, stdout)
+	fs.BoolVar(&c.vo.CaseInsensitive, "i", false, "case-insensitive ASCII key comparison")
+	fs.BoolVar(&c.quiet, "q", false, "quiet: only the exit status")
+	fs.StringVar(&c.sumOut, "o", "", "write a partition summary to this file")
+	fs.BoolVar(&c.summaries, "s", false, "FILE_NAME holds partition summaries, not records")
+	fs.StringVar(&c.perm, "perm", "", "check that FILE_NAME is a permutation of this input file")
+	fs.IntVar(&c.vo.Threads, "t", 0, "validator goroutines (0: all CPUs)")
+	var ff formatFlags
+	ff.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if err := pathFlags(fs, "o", "perm"); err != nil {
+		return nil, err
+	}
+	switch fs.NArg() {
+	case 0:
+		return nil, usagef("missing FILE_NAME")
+	case 1:
+	default:
+		return nil, usagef("want one FILE_NAME, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	c.file = fs.Arg(0)
+	if err := nonNegative("t", c.vo.Threads); err != nil {
+		return nil, err
+	}
+	f, err := ff.format()
+	if err != nil {
+		return nil, err
+	}
+	c.vo.Format = f
+	if err := c.vo.Validate(); err != nil {
+		return nil, badUsage(err)
+	}
+	if (c.sumOut != "" || c.summaries) && (f.KLV || f.RecordSize() != 100) {
+		flagName := "-o"
+		if c.summaries {
+			flagName = "-s"
+		}
+		return nil, usagef("%s: valsort's partition summaries hold 100-byte records, and the records are %s", flagName, f)
+	}
+	return c, c.checkPaths()
+}
+
+// checkPaths checks the paths before the (long) validation. FILE_NAME and
+// INPUT may be pipes (read in order); the summary is never written over
+// either.
+func (c *validateConfig) checkPaths() error {
+	if err := checkInputPath("", c.file, false); err != nil {
+		return err
+	}
+	if c.perm != "" {
+		if err := checkInputPath("-perm ", c.perm, false); err != nil {
+			return err
+		}
+	}
+	if c.sumOut == "" {
+		return nil
+	}
+	for _, other := range []string{c.file, c.perm} {
+		if other == "" {
+			continue
+		}
+		if err := checkNotInput("-o ", c.sumOut, other); err != nil {
+			return err
+		}
+	}
+	return checkOutputPath("-o ", c.sumOut, true, "")
 }
 
 func samePermutation(in, out *sort.Summary) error {
