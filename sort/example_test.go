@@ -61,10 +61,10 @@ func ExampleSorter() {
 	defer os.RemoveAll(dir)
 	in := filepath.Join(dir, "in")
 	ctx := context.Background()
-	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: 200_000}, false); err != nil {
+	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: 100_000}, false); err != nil {
 		panic(err)
 	}
-	s, err := sort.NewSorter(&sort.Options{Mode: sort.MergePass, MemBudget: 2 << 20})
+	s, err := sort.NewSorter(&sort.Options{Mode: sort.MergePass, MemBudget: 1 << 20})
 	if err != nil {
 		panic(err)
 	}
@@ -77,6 +77,6 @@ func ExampleSorter() {
 		fmt.Println(rep.Mode, rep.Records, "records,", rep.Runs > 1, "more than one run")
 	}
 	// Output:
-	// mergepass 200000 records, true more than one run
-	// mergepass 200000 records, true more than one run
+	// mergepass 100000 records, true more than one run
+	// mergepass 100000 records, true more than one run
 }

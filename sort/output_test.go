@@ -82,10 +82,14 @@ func TestGenerateOutputs(t *testing.T) {
 	got, _ := os.ReadFile(target)
 	require.Equal(t, want, got)
 
+	// The stream is written a window of whole generator chunks at a time
+	// (GenerateTo): the counts cross windows (of one chunk per thread).
+	defer func(w int64) { streamWindow = w }(streamWindow)
+	streamWindow = 1
 	for _, o := range []GenOptions{
-		{Count: 200_000, Threads: 2},
-		{Count: 100_001, ASCII: true, Skew: true, Start: U128(77)},
-		{Count: 70_000, Format: Format{KeySize: 8, KLV: true}, MaxValue: 300, Threads: 3},
+		{Count: 2*genChunk + 5, Threads: 2},
+		{Count: genChunk + 1, ASCII: true, Skew: true, Start: U128(77), Threads: 1},
+		{Count: genChunk + 7, Format: Format{KeySize: 8, KLV: true}, MaxValue: 30, Threads: 1},
 		{Count: 5, Format: Format{KeySize: 4, ValueSize: 3}},
 		{Count: 0},
 	} {
@@ -124,6 +128,8 @@ func appendInt(b []byte, i int) []byte {
 // same records in a file reports; a stream that ends inside a record is
 // ErrBadFormat, naming the file.
 func TestValidatePipe(t *testing.T) {
+	defer func(w int64) { streamWindow = w }(streamWindow)
+	streamWindow = 64 << 10
 	klv := Format{KeySize: 10, KLV: true}
 	for _, c := range []struct {
 		o     GenOptions
@@ -131,15 +137,13 @@ func TestValidatePipe(t *testing.T) {
 		chop  int
 		valid bool
 	}{
-		{GenOptions{Count: 300_000}, Gensort, 0, true},
-		{GenOptions{Count: 200_000, Format: klv, MaxValue: 200}, klv, 0, true},
-		{GenOptions{Count: 1000, Format: klv, MinValue: 9 << 20, MaxValue: 10 << 20}, klv, 0, true}, // records larger than the window
+		// Windows of 64 KiB here (8 MiB in use): the streams cross them.
+		{GenOptions{Count: 5000}, Gensort, 0, true},
+		{GenOptions{Count: 3000, Format: klv, MaxValue: 200}, klv, 0, true},
+		{GenOptions{Count: 3, Format: klv, MinValue: 100 << 10, MaxValue: 200 << 10}, klv, 0, true}, // records larger than the window
 		{GenOptions{Count: 1000}, Gensort, 30, false},
 		{GenOptions{Count: 1000, Format: klv}, klv, 3, false},
 	} {
-		if c.o.Format.KLV && c.o.MinValue > 1<<20 {
-			c.o.Count = 3
-		}
 		b, _, err := GenerateBytes(c.o)
 		require.NoError(t, err)
 		b = b[:len(b)-c.chop]

@@ -13,8 +13,9 @@ import (
 // window of records at a time, each window generated or validated in
 // parallel like a file.
 
-// streamWindow is the bytes of records one step of a stream holds.
-const streamWindow = 8 << 20
+// streamWindow is the bytes of records one step of a stream holds (a
+// variable: tests make it small, to cross windows with few records).
+var streamWindow int64 = 8 << 20
 
 // GenerateTo writes the records o describes to w, in order: the same
 // bytes Generate writes to a file.

@@ -59,11 +59,12 @@ func TestHelpToStdout(t *testing.T) {
 func procFD(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())) }
 
 // gen writes a pipe (and so /dev/stdout) in order, the bytes it writes to a
-// file; validate reads a pipe, as valsort does, -perm INPUT too.
+// file; validate reads a pipe, as valsort does, -perm INPUT too. (Streams
+// of several windows: sort's TestGenerateOutputs and TestValidatePipe.)
 func TestPipes(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "in")
-	code, _, msg := pmsort(t, "gen", "-s", "150000", file)
+	code, _, msg := pmsort(t, "gen", "-s", "20000", file)
 	require.Equal(t, 0, code, msg)
 	want, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -76,7 +77,7 @@ func TestPipes(t *testing.T) {
 		_, _ = b.ReadFrom(r)
 		got <- b.Bytes()
 	}()
-	code, _, msg = pmsort(t, "gen", "-s", "-c", "150000", procFD(w))
+	code, _, msg = pmsort(t, "gen", "-s", "-c", "20000", procFD(w))
 	require.Equal(t, 0, code, msg)
 	require.NoError(t, w.Close())
 	require.True(t, bytes.Equal(want, <-got), "gen to a pipe differs from gen to a file")
