@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,18 +63,28 @@ func TestFileShrinksProcess(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill() }) // never leave it measuring for minutes
-	// Truncate only once Map has given the file its size: a truncation
-	// before that is undone by Map's fallocate, and pmbench then measures
-	// every access type for a minute each without ever faulting.
-	for i := 0; i < 20000; i++ { // bounded
-		if st, err := os.Stat(file); err == nil && st.Size() == 8<<20 {
-			break
+	// A truncation before Map has sized and preallocated the file is undone
+	// by Map's fallocate, and pmbench would then measure for minutes
+	// without faulting: truncate again (a bounded number of times) until
+	// the process has ended, so that one truncation lands after Map.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	done := false
+	for i := 0; i < 20000 && !done; i++ {
+		if st, serr := os.Stat(file); serr == nil && st.Size() != 4096 {
+			// (pmbench may remove the file in between.)
+			if terr := os.Truncate(file, 4096); terr != nil && !errors.Is(terr, os.ErrNotExist) {
+				require.NoError(t, terr)
+			}
 		}
-		time.Sleep(time.Millisecond)
+		select {
+		case err = <-exited:
+			done = true
+		case <-time.After(time.Millisecond):
+		}
 	}
-	time.Sleep(20 * time.Millisecond) // past Map's own size check
-	require.NoError(t, os.Truncate(file, 4096))
-	err := cmd.Wait()
+	require.True(t, done, "pmbench did not end: %s", stderr.String())
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "%s", stderr.String())
 	require.Equal(t, exitFail, ee.ExitCode(), "%s", stderr.String())
