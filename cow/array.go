@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"sync/atomic"
 	"unsafe"
 
@@ -66,24 +65,62 @@ type Array struct {
 	release func() // of the area's claim on the region
 }
 
-// Options configure Create. A nil *Options means the defaults.
+// Options say where an Array is and what it holds. A nil *Options means
+// the defaults: offset 0 and, for Create, no objects (an error: Create
+// needs ObjectSize and Count).
 type Options struct {
+	// Offset is where the array starts in the region, a multiple of 64
+	// (Create and Open).
+	Offset int
+	// ObjectSize is the bytes of each object, 1 to MaxSize (Create; Open
+	// reads it from the header).
+	ObjectSize int
+	// Count is the number of objects, at least 1 (Create; Open reads it
+	// from the header).
+	Count int
 	// Checksum keeps a CRC-32C of the active copy in the upper half of
 	// the selector word, stored by the same 8-byte store that makes the
 	// copy active, and verified by every Read and by Check: a copy or
 	// selector changed on the media since (a bit flip, a stray write) and
 	// a zeroed slot are ErrCorrupt instead of data. It costs a CRC of the
 	// object per Update and per Read, and Updates counts modulo 2^32; the
-	// layout and the barriers are the same. Open reads the choice from
-	// the header.
+	// layout and the barriers are the same. Create only: Open reads the
+	// choice from the header.
 	Checksum bool
 }
 
-func (o *Options) checksum() bool { return o != nil && o.Checksum }
+func (o *Options) offset() int {
+	if o == nil {
+		return 0
+	}
+	return o.Offset
+}
+
+// Validate reports the first problem with the options for Create: an
+// offset that is not a non-negative multiple of 64 or a count below 1 (or
+// whose footprint overflows an int) wraps ErrInvalid, an object size
+// outside 1..MaxSize ErrSize.
+func (o *Options) Validate() error {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.Offset < 0 || v.Offset%64 != 0 {
+		return fmt.Errorf("%w: Offset %d is not a non-negative multiple of 64", ErrInvalid, v.Offset)
+	}
+	if err := checkSize(v.ObjectSize); err != nil {
+		return err
+	}
+	_, _, st := layout(v.ObjectSize)
+	if v.Count < 1 || v.Count > (int(^uint(0)>>1)-headerSize)/st {
+		return fmt.Errorf("%w: Count %d, want 1 to %d objects of %d bytes", ErrInvalid, v.Count, (int(^uint(0)>>1)-headerSize)/st, v.ObjectSize)
+	}
+	return nil
+}
 
 func checkSize(size int) error {
 	if size < 1 || size > MaxSize {
-		return fmt.Errorf("%w: %d bytes; want 1 to %d", ErrSize, size, MaxSize)
+		return fmt.Errorf("%w: ObjectSize %d; want 1 to %d", ErrSize, size, MaxSize)
 	}
 	return nil
 }
@@ -101,41 +138,41 @@ func layout(size int) (copy0, copy1, stride int) {
 	return 64, 64 + l, 64 + 2*l
 }
 
-// Footprint returns the bytes an Array of count objects of size bytes
-// occupies from its offset: the 64-byte header and count slots, with or
-// without checksums.
-func Footprint(size, count int) (int, error) {
-	if err := checkSize(size); err != nil {
+// Footprint returns the bytes an Array of opts.Count objects of
+// opts.ObjectSize bytes occupies from its offset: the 64-byte header and
+// Count slots, with or without checksums (see the README's layout). It
+// returns the error of opts.Validate.
+func Footprint(opts *Options) (int, error) {
+	if err := opts.Validate(); err != nil {
 		return 0, err
 	}
-	_, _, st := layout(size)
-	if count < 1 || count > (int(^uint(0)>>1)-headerSize)/st {
-		return 0, fmt.Errorf("%w: count %d", ErrInvalid, count)
-	}
-	return headerSize + count*st, nil
+	_, _, st := layout(opts.ObjectSize)
+	return headerSize + opts.Count*st, nil
 }
 
-// Create formats an Array of count objects of size bytes (1 to MaxSize) at
-// offset off of r (a multiple of 64), with the options opts (nil for the
-// defaults). Every object reads as zeros. What was at that place before is
-// lost, also when Create fails half-way. When Create returns nil the array
-// is durable; a crash during it leaves either the complete array or
-// ErrNoArray. A read-only or closed region is an error wrapping
-// persist.ErrReadOnly or persist.ErrClosed, and nothing is written.
+// Create formats an Array of opts.Count objects of opts.ObjectSize bytes
+// at opts.Offset of r. Every object reads as zeros. What was at that place
+// before is lost, also when Create fails half-way. When Create returns nil
+// the array is durable; a crash during it leaves either the complete
+// array or ErrNoArray. A read-only or closed region is ErrReadOnly or
+// persist.ErrClosed, and nothing is written; bad options are the errors
+// of Options.Validate.
 //
 // Create, like Open, claims the array's bytes (Footprint) on r until
 // Close (persist.Region.Claim): while an array, a walog log, a pagelog
 // store or anything else that claims is open on any of them, Create
 // fails with an error wrapping persist.ErrBusy and writes nothing.
-func Create(r *persist.Region, off, size, count int, opts *Options) (_ *Array, err error) {
+func Create(r *persist.Region, opts *Options) (_ *Array, err error) {
+	off := opts.offset()
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
-	need, err := Footprint(size, count)
+	need, err := Footprint(opts)
 	if err != nil {
 		return nil, err
 	}
+	size, count := opts.ObjectSize, opts.Count
 	if need > r.Size()-off {
 		return nil, fmt.Errorf("%w: %d objects of %d bytes need %d bytes from offset %d, the region has %d",
 			ErrTooSmall, count, size, need, off, r.Size()-off)
@@ -148,9 +185,9 @@ func Create(r *persist.Region, off, size, count int, opts *Options) (_ *Array, e
 	if err := arrayKind.Invalidate(r, hb); err != nil {
 		return nil, err
 	}
-	a := newArray(r, off, size, count, opts.checksum(), rel)
+	a := newArray(r, off, size, count, opts.Checksum, rel)
 	if err := a.format(); err != nil {
-		return nil, fmt.Errorf("cow: %w", err)
+		return nil, err
 	}
 	h := pmheader.Fields{Size: uint32(size), Stride: uint32(a.stride), Count: uint64(count)}
 	if a.sum {
@@ -194,18 +231,20 @@ func newArray(r *persist.Region, off, size, count int, sum bool, release func())
 	return a
 }
 
-// Open opens the Array at offset off of r. There is nothing to recover:
+// Open opens the Array at opts.Offset of r (the other options are read
+// from the header; nil means offset 0). There is nothing to recover:
 // the selector word of each object names a copy that was durable before
 // the selector was. Open writes nothing, so it also opens an array in a
 // read-only region (whose Update then returns an error wrapping
-// persist.ErrReadOnly). Open returns ErrNoArray for an empty header,
+// ErrReadOnly). Open returns ErrNoArray for an empty header,
 // ErrBadFormat for one that is not a CoW array's (a fam.Array or
 // fam.LogArray, a walog log, a pagelog store, other bytes), and an error
 // wrapping ErrCorrupt (and persist.ErrCorrupt) for a damaged one. Open
 // claims the array's bytes as Create does (an open structure over them is
 // an error wrapping persist.ErrBusy); a failed Open leaves nothing
 // claimed.
-func Open(r *persist.Region, off int) (*Array, error) {
+func Open(r *persist.Region, opts *Options) (*Array, error) {
+	off := opts.offset()
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -264,7 +303,7 @@ func (a *Array) object(i int) ([]byte, int, error) {
 	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
-		return nil, 0, errClosed()
+		return nil, 0, persist.ErrClosed
 	}
 	return mem, a.first + i*a.stride, nil
 }
@@ -296,7 +335,7 @@ func (a *Array) Update(i int, val []byte) error {
 		return errLen("value", len(val), a.size)
 	}
 	if a.ro {
-		return errReadOnly()
+		return ErrReadOnly
 	}
 	s := sel(mem, o)
 	seq := atomic.LoadUint64(s) + 1
@@ -307,7 +346,7 @@ func (a *Array) Update(i int, val []byte) error {
 	}
 	c := o + a.copyAt(seq)
 	if err := a.r.Copy(mem[c:c+a.size], val, 0); err != nil {
-		return fmt.Errorf("cow: %w", err)
+		return err
 	}
 	if invariants.Enabled && !bytes.Equal(mem[c:c+a.size], val) {
 		panic(fmt.Sprintf("cow: invariant: inactive copy at %d holds %x after Copy of %x", c, mem[c:c+a.size], val))
@@ -315,10 +354,7 @@ func (a *Array) Update(i int, val []byte) error {
 	// The flip: one aligned 8-byte store. (atomic.StoreUint64 would be an
 	// XCHG on amd64, which also waits for the store buffer to drain.)
 	persist.Store64(mem[o:], seq)
-	if err := a.r.Persist(mem[o : o+8]); err != nil {
-		return fmt.Errorf("cow: %w", err)
-	}
-	return nil
+	return a.r.Persist(mem[o : o+8])
 }
 
 // Read copies the value of object i into dst (exactly Size() bytes). In a
@@ -359,10 +395,8 @@ func (a *Array) readChecked(i int, mem []byte, o int, dst []byte) error {
 // that count only (a flipped count bit, even the lowest, which names the
 // other copy, fails it).
 func check(seq uint32, v []byte) uint32 {
-	return crc32.Update(seq, castagnoli, v)
+	return persist.UpdateCRC32C(seq, v)
 }
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (a *Array) mismatch(i int, w uint64, want uint32) error {
 	return fmt.Errorf("%w: object %d: selector word %#016x (count %d, check %#08x), copy %d gives check %#08x",
@@ -379,7 +413,7 @@ func (a *Array) Check() error {
 	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
-		return errClosed()
+		return persist.ErrClosed
 	}
 	if !a.sum {
 		return nil

@@ -4,23 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/braid-pm/braid/cow"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
-
-func mustRegion(t testing.TB, size int) *persist.Region {
-	t.Helper()
-	r, err := persist.Anonymous(size, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	return r
-}
 
 func fill(b []byte, seed uint64) {
 	for i := range b {
@@ -36,33 +27,33 @@ func TestFootprint(t *testing.T) {
 		{1, 64}, {8, 64}, {16, 64}, {24, 64}, {25, 128}, {28, 128}, {32, 128}, {56, 128},
 		{57, 192}, {64, 192}, {65, 320}, {128, 320}, {1024, 64 + 2048},
 	} {
-		n, err := cow.Footprint(c.size, 3)
+		n, err := cow.Footprint(&cow.Options{ObjectSize: c.size, Count: 3})
 		require.NoError(t, err)
 		require.Equal(t, 64+3*c.stride, n, "size %d", c.size)
 	}
-	_, err := cow.Footprint(0, 3)
+	_, err := cow.Footprint(&cow.Options{ObjectSize: 0, Count: 3})
 	require.ErrorIs(t, err, cow.ErrSize)
-	_, err = cow.Footprint(cow.MaxSize+1, 3)
+	_, err = cow.Footprint(&cow.Options{ObjectSize: cow.MaxSize + 1, Count: 3})
 	require.ErrorIs(t, err, cow.ErrSize)
-	_, err = cow.Footprint(16, 0)
+	_, err = cow.Footprint(&cow.Options{ObjectSize: 16, Count: 0})
 	require.ErrorIs(t, err, cow.ErrInvalid)
 }
 
 func TestBasics(t *testing.T) {
-	for _, opts := range []*cow.Options{nil, checksummed} {
+	for _, sum := range []bool{false, true} {
 		for _, size := range []int{1, 7, 8, 16, 24, 28, 29, 32, 56, 57, 64, 100, 256, 1024} {
-			t.Run(fmt.Sprintf("%d/checksum=%v", size, opts != nil), func(t *testing.T) {
-				testBasics(t, size, opts)
+			t.Run(fmt.Sprintf("%d/checksum=%v", size, sum), func(t *testing.T) {
+				testBasics(t, size, sum)
 			})
 		}
 	}
 }
 
-func testBasics(t *testing.T, size int, opts *cow.Options) {
-	r := mustRegion(t, 1<<20)
-	a, err := cow.Create(r, 64, size, 23, opts)
+func testBasics(t *testing.T, size int, sum bool) {
+	r := structtest.Region(t, 1<<20)
+	a, err := cow.Create(r, &cow.Options{Offset: 64, ObjectSize: size, Count: 23, Checksum: sum})
 	require.NoError(t, err)
-	require.Equal(t, opts != nil, a.Checksum())
+	require.Equal(t, sum, a.Checksum())
 	require.Equal(t, 23, a.Len())
 	require.Equal(t, size, a.Size())
 	got := make([]byte, size)
@@ -80,9 +71,9 @@ func testBasics(t *testing.T, size int, opts *cow.Options) {
 		want[i] = v
 	}
 	require.NoError(t, a.Close())
-	b, err := cow.Open(r, 64)
+	b, err := cow.Open(r, &cow.Options{Offset: 64})
 	require.NoError(t, err)
-	require.Equal(t, opts != nil, b.Checksum())
+	require.Equal(t, sum, b.Checksum())
 	require.NoError(t, b.Check())
 	for i := range b.Len() {
 		require.NoError(t, b.Read(i, got))
@@ -94,7 +85,7 @@ func testBasics(t *testing.T, size int, opts *cow.Options) {
 }
 
 func TestCreateErrors(t *testing.T) {
-	r := mustRegion(t, 1<<16)
+	r := structtest.Region(t, 1<<16)
 	for _, c := range []struct {
 		name             string
 		r                *persist.Region
@@ -113,7 +104,7 @@ func TestCreateErrors(t *testing.T) {
 		{"too many objects", r, 0, 16, 2000, cow.ErrTooSmall},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := cow.Create(c.r, c.off, c.size, c.count, nil)
+			_, err := cow.Create(c.r, &cow.Options{Offset: c.off, ObjectSize: c.size, Count: c.count})
 			require.ErrorIs(t, err, c.want)
 			t.Log(err)
 		})
@@ -121,13 +112,13 @@ func TestCreateErrors(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	r := mustRegion(t, 1<<16)
+	r := structtest.Region(t, 1<<16)
 	mem := r.Bytes()
-	_, err := cow.Open(r, 0)
+	_, err := cow.Open(r, nil)
 	require.ErrorIs(t, err, cow.ErrNoArray)
-	_, err = cow.Open(r, 1<<16-32)
+	_, err = cow.Open(r, &cow.Options{Offset: 1<<16 - 32})
 	require.ErrorIs(t, err, cow.ErrInvalid)
-	a, err := cow.Create(r, 0, 16, 10, nil)
+	a, err := cow.Create(r, &cow.Options{ObjectSize: 16, Count: 10})
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 	for _, c := range []struct {
@@ -135,26 +126,26 @@ func TestOpenErrors(t *testing.T) {
 		at   int
 	}{{"magic", 3}, {"format", 8}, {"flags", 12}, {"flags", 13}, {"size", 16}, {"stride", 20}, {"count", 24}, {"aux", 33}, {"crc", 58}} {
 		mem[c.at] ^= 0x04
-		_, err := cow.Open(r, 0)
+		_, err := cow.Open(r, nil)
 		require.ErrorIs(t, err, cow.ErrCorrupt, c.name)
 		require.ErrorIs(t, err, persist.ErrCorrupt, c.name)
 		t.Logf("%s: %v", c.name, err)
 		mem[c.at] ^= 0x04
 	}
-	a, err = cow.Open(r, 0)
+	a, err = cow.Open(r, nil)
 	require.NoError(t, err, "the failed Opens claimed nothing")
 	require.NoError(t, a.Close())
 	short, err := persist.Anonymous(256, nil)
 	require.NoError(t, err)
 	defer short.Close()
 	copy(short.Bytes(), mem[:64])
-	_, err = cow.Open(short, 0)
+	_, err = cow.Open(short, nil)
 	require.ErrorIs(t, err, cow.ErrTooSmall)
 }
 
 func TestBadArguments(t *testing.T) {
-	r := mustRegion(t, 1<<16)
-	a, err := cow.Create(r, 0, 16, 10, nil)
+	r := structtest.Region(t, 1<<16)
+	a, err := cow.Create(r, &cow.Options{ObjectSize: 16, Count: 10})
 	require.NoError(t, err)
 	buf := make([]byte, 16)
 	require.ErrorIs(t, a.Update(-1, buf), cow.ErrIndex)
@@ -170,55 +161,31 @@ func TestBadArguments(t *testing.T) {
 	require.ErrorIs(t, a.Check(), persist.ErrClosed)
 	_, err = a.Updates(0)
 	require.ErrorIs(t, err, persist.ErrClosed)
-	_, err = cow.Open(r, 0)
+	_, err = cow.Open(r, nil)
 	require.ErrorIs(t, err, persist.ErrClosed)
-	_, err = cow.Create(r, 0, 16, 10, nil)
+	_, err = cow.Create(r, &cow.Options{ObjectSize: 16, Count: 10})
 	require.ErrorIs(t, err, persist.ErrClosed)
-	_, err = cow.Create(r, 1<<20, 16, 10, checksummed) // past the end, closed first
+	_, err = cow.Create(r, &cow.Options{Offset: 1 << 20, ObjectSize: 16, Count: 10, Checksum: true}) // past the end, closed first
 	require.ErrorIs(t, err, persist.ErrClosed)
 }
 
 func TestModel(t *testing.T) {
 	for _, size := range []int{8, 16, 40, 64, 200} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			seed := uint64(size)
-			rng := rand.New(rand.NewPCG(seed, 3))
-			r := mustRegion(t, 1<<20)
-			const n = 40
-			opts := &cow.Options{Checksum: size%16 == 0}
-			a, err := cow.Create(r, 0, size, n, opts)
+			r := structtest.Region(t, 1<<20)
+			a, err := cow.Create(r, &cow.Options{ObjectSize: size, Count: 40, Checksum: size%16 == 0})
 			require.NoError(t, err)
-			model := map[int][]byte{}
-			buf := make([]byte, size)
-			for op := range 3000 {
-				i := rng.IntN(n)
-				switch x := rng.IntN(100); {
-				case x < 55:
-					v := make([]byte, size)
-					fill(v, rng.Uint64())
-					require.NoError(t, a.Update(i, v))
-					model[i] = v
-				case x < 98:
-					require.NoError(t, a.Read(i, buf))
-					want := model[i]
-					if want == nil {
-						want = make([]byte, size)
-					}
-					require.Equal(t, want, buf, "seed %d op %d object %d", seed, op, i)
-				default:
-					require.NoError(t, a.Close())
-					a, err = cow.Open(r, 0)
-					require.NoError(t, err)
-				}
-			}
+			reopen := func() (structtest.Objects, error) { return cow.Open(r, nil) }
+			a = structtest.ObjectModel(t, a, reopen, uint64(size), 3000).(*cow.Array)
+			require.NoError(t, a.Check())
 		})
 	}
 }
 
 func TestConcurrent(t *testing.T) {
-	r := mustRegion(t, 1<<20)
+	r := structtest.Region(t, 1<<20)
 	const n, g, rounds = 64, 8, 200
-	a, err := cow.Create(r, 0, 16, n, checksummed)
+	a, err := cow.Create(r, &cow.Options{ObjectSize: 16, Count: n, Checksum: true})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, g)
@@ -260,24 +227,18 @@ func TestConcurrent(t *testing.T) {
 // A read-only region: Create refuses before any store (a store would be a
 // fatal fault), Open, Read and Check work, Update refuses.
 func TestReadOnly(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cow.pm")
-	rw, err := persist.Map(path, &persist.Options{Size: 1 << 16, Create: true})
-	require.NoError(t, err)
-	a, err := cow.Create(rw, 0, 16, 4, checksummed)
+	rw, reopen := structtest.MapFile(t, 1<<16)
+	a, err := cow.Create(rw, &cow.Options{ObjectSize: 16, Count: 4, Checksum: true})
 	require.NoError(t, err)
 	v := []byte("0123456789abcdef")
 	require.NoError(t, a.Update(2, v))
-	require.NoError(t, rw.Close())
-
-	ro, err := persist.Map(path, &persist.Options{ReadOnly: true})
-	require.NoError(t, err)
-	defer ro.Close()
+	ro := reopen()
 	for _, off := range []int{0, 4096} { // over an array and over zeros
-		_, err = cow.Create(ro, off, 16, 4, nil)
+		_, err = cow.Create(ro, &cow.Options{Offset: off, ObjectSize: 16, Count: 4})
 		require.ErrorIs(t, err, persist.ErrReadOnly)
 		t.Log(err)
 	}
-	b, err := cow.Open(ro, 0)
+	b, err := cow.Open(ro, nil)
 	require.NoError(t, err)
 	got := make([]byte, 16)
 	require.NoError(t, b.Read(2, got))
@@ -286,4 +247,25 @@ func TestReadOnly(t *testing.T) {
 	require.ErrorIs(t, b.Update(2, got), persist.ErrReadOnly)
 	require.NoError(t, b.Read(2, got))
 	require.Equal(t, v, got)
+}
+
+func TestValidate(t *testing.T) {
+	require.NoError(t, (&cow.Options{Offset: 128, ObjectSize: 16, Count: 1}).Validate())
+	for _, c := range []struct {
+		opts *cow.Options
+		want error
+	}{
+		{nil, cow.ErrSize},
+		{&cow.Options{Count: 1}, cow.ErrSize},
+		{&cow.Options{ObjectSize: 16}, cow.ErrInvalid},
+		{&cow.Options{Offset: 8, ObjectSize: 16, Count: 1}, cow.ErrInvalid},
+		{&cow.Options{Offset: -64, ObjectSize: 16, Count: 1}, cow.ErrInvalid},
+		{&cow.Options{ObjectSize: 16, Count: math.MaxInt}, cow.ErrInvalid},
+	} {
+		err := c.opts.Validate()
+		require.ErrorIs(t, err, c.want, "%+v", c.opts)
+		require.ErrorIs(t, err, persist.ErrInvalid, "%+v", c.opts)
+		_, ferr := cow.Footprint(c.opts)
+		require.Equal(t, err, ferr)
+	}
 }

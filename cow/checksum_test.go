@@ -39,7 +39,7 @@ func testBitFlips(t *testing.T, size int, sum bool) {
 	require.NoError(t, err)
 	defer r.Close()
 	const n = 3
-	a, err := Create(r, 0, size, n, &Options{Checksum: sum})
+	a, err := Create(r, &Options{ObjectSize: size, Count: n, Checksum: sum})
 	require.NoError(t, err)
 	val := func(i, k int) []byte { return bytes.Repeat([]byte{byte(16*i + k)}, size) }
 	// Objects 0 and 1 updated twice (selector 2, even), object 2 three
@@ -108,7 +108,7 @@ func testBitFlips(t *testing.T, size int, sum bool) {
 		o := a.first
 		clear(mem[o : o+a.stride])
 		require.ErrorIs(t, a.Read(0, got), ErrCorrupt)
-		b, err := Create(r, 8192, size, 1, &Options{Checksum: true})
+		b, err := Create(r, &Options{Offset: 8192, ObjectSize: size, Count: 1, Checksum: true})
 		require.NoError(t, err)
 		require.NoError(t, b.Read(0, got))
 		require.Equal(t, make([]byte, size), got)

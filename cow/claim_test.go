@@ -2,7 +2,6 @@ package cow_test
 
 import (
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/braid-pm/braid/cow"
@@ -19,27 +18,27 @@ import (
 // ErrBusy and writes nothing; after Close the array opens again, and a
 // closed array refuses everything with ErrClosed.
 func TestOneOpenArrayPerArea(t *testing.T) {
-	for _, opts := range []*cow.Options{nil, checksummed} {
-		r := mustRegion(t, 1<<20)
+	for _, sum := range []bool{false, true} {
+		r := structtest.Region(t, 1<<20)
 		const off = 4096
-		n, err := cow.Footprint(16, 10)
+		n, err := cow.Footprint(&cow.Options{ObjectSize: 16, Count: 10})
 		require.NoError(t, err)
-		a, err := cow.Create(r, off, 16, 10, opts)
+		a, err := cow.Create(r, &cow.Options{Offset: off, ObjectSize: 16, Count: 10, Checksum: sum})
 		require.NoError(t, err)
 		v := []byte("0123456789abcdef")
 		require.NoError(t, a.Update(3, v))
 
-		_, err = cow.Open(r, off)
+		_, err = cow.Open(r, &cow.Options{Offset: off})
 		require.ErrorIs(t, err, persist.ErrBusy)
 		require.ErrorContains(t, err, "CoW array at bytes 4096..4800 overlaps CoW array at 4096..4800")
 		// The same bytes, more from below, from its last line on.
 		for _, c := range [][2]int{{off, 10}, {0, 100}, {off + n - 64, 1}} {
-			_, err = cow.Create(r, c[0], 16, c[1], nil)
+			_, err = cow.Create(r, &cow.Options{Offset: c[0], ObjectSize: 16, Count: c[1]})
 			require.ErrorIs(t, err, persist.ErrBusy, "create at %d", c[0])
 		}
-		_, err = fam.Create(r, off, 16, 10)
+		_, err = fam.Create(r, &fam.Options{Offset: off, ObjectSize: 16, Count: 10})
 		require.ErrorIs(t, err, persist.ErrBusy)
-		_, err = fam.Open(r, off)
+		_, err = fam.Open(r, &fam.Options{Offset: off})
 		require.ErrorIs(t, err, fam.ErrBadFormat, "the header is read before the claim")
 		_, err = walog.Create(r, &walog.Options{Offset: off, Size: 4096})
 		require.ErrorIs(t, err, persist.ErrBusy)
@@ -48,7 +47,7 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 		require.NoError(t, a.Read(3, got))
 		require.Equal(t, v, got, "untouched by the refusals")
 		require.NoError(t, a.Check())
-		c, err := cow.Create(r, off+n, 16, 10, opts) // the bytes right after it are free
+		c, err := cow.Create(r, &cow.Options{Offset: off + n, ObjectSize: 16, Count: 10, Checksum: sum}) // the bytes right after it are free
 		require.NoError(t, err)
 		require.NoError(t, c.Close())
 
@@ -61,7 +60,7 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 		require.ErrorIs(t, err, cow.ErrClosed)
 		structtest.RequireFree(t, r, off, n)
 
-		b, err := cow.Open(r, off)
+		b, err := cow.Open(r, &cow.Options{Offset: off})
 		require.NoError(t, err)
 		require.NoError(t, b.Read(3, got))
 		require.Equal(t, v, got)
@@ -74,23 +73,18 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 // read-only region, refused in Invalidate) and Opens that fail release
 // it.
 func TestFailedCreateClaimsNothing(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cow.pm")
-	rw, err := persist.Map(path, &persist.Options{Size: 1 << 16, Create: true})
-	require.NoError(t, err)
-	a, err := cow.Create(rw, 0, 16, 4, nil)
+	rw, reopen := structtest.MapFile(t, 1<<16)
+	a, err := cow.Create(rw, &cow.Options{ObjectSize: 16, Count: 4})
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 	rw.Bytes()[20] ^= 1 // the stride: the checksum fails
-	require.NoError(t, rw.Close())
-	ro, err := persist.Map(path, &persist.Options{ReadOnly: true})
+	ro := reopen()
+	n, err := cow.Footprint(&cow.Options{ObjectSize: 16, Count: 4})
 	require.NoError(t, err)
-	defer ro.Close()
-	n, err := cow.Footprint(16, 4)
-	require.NoError(t, err)
-	_, err = cow.Create(ro, 0, 16, 4, nil)
+	_, err = cow.Create(ro, &cow.Options{ObjectSize: 16, Count: 4})
 	require.ErrorIs(t, err, persist.ErrReadOnly)
 	structtest.RequireFree(t, ro, 0, n)
-	_, err = cow.Open(ro, 0)
+	_, err = cow.Open(ro, nil)
 	require.ErrorIs(t, err, cow.ErrCorrupt)
 	structtest.RequireFree(t, ro, 0, n)
 }
@@ -105,11 +99,11 @@ func TestForeignIsBadFormat(t *testing.T) {
 			continue
 		}
 		t.Run(f.Name, func(t *testing.T) {
-			r := mustRegion(t, 1<<20)
+			r := structtest.Region(t, 1<<20)
 			closeIt, err := f.Build(r)
 			require.NoError(t, err)
 			for _, open := range []bool{true, false} { // the structure open, then closed
-				_, err = cow.Open(r, 0)
+				_, err = cow.Open(r, nil)
 				require.ErrorIs(t, err, cow.ErrBadFormat, "open %v", open)
 				require.NotErrorIs(t, err, persist.ErrCorrupt)
 				require.NotErrorIs(t, err, persist.ErrBusy, "the header is read before the claim")
@@ -120,8 +114,8 @@ func TestForeignIsBadFormat(t *testing.T) {
 			t.Log(err)
 		})
 	}
-	r := mustRegion(t, 1<<16)
-	_, err := cow.Open(r, 0)
+	r := structtest.Region(t, 1<<16)
+	_, err := cow.Open(r, nil)
 	require.ErrorIs(t, err, cow.ErrNoArray)
 	require.NotErrorIs(t, err, cow.ErrBadFormat)
 	require.NotErrorIs(t, err, persist.ErrCorrupt)
@@ -130,7 +124,7 @@ func TestForeignIsBadFormat(t *testing.T) {
 		for i := range 64 {
 			r.Bytes()[i] = byte(rng.Uint32())
 		}
-		_, err := cow.Open(r, 0)
+		_, err := cow.Open(r, nil)
 		require.ErrorIs(t, err, cow.ErrBadFormat, "%x", r.Bytes()[:64])
 		require.NotErrorIs(t, err, persist.ErrCorrupt)
 	}
@@ -140,22 +134,22 @@ func TestForeignIsBadFormat(t *testing.T) {
 // changed (magic, fields, checksum, reserved) is ErrCorrupt, never
 // ErrBadFormat or ErrNoArray.
 func TestOwnHeaderDamageIsCorrupt(t *testing.T) {
-	for _, opts := range []*cow.Options{nil, checksummed} {
-		r := mustRegion(t, 1<<16)
-		a, err := cow.Create(r, 0, 16, 10, opts)
+	for _, sum := range []bool{false, true} {
+		r := structtest.Region(t, 1<<16)
+		a, err := cow.Create(r, &cow.Options{ObjectSize: 16, Count: 10, Checksum: sum})
 		require.NoError(t, err)
 		require.NoError(t, a.Close())
 		mem := r.Bytes()
 		for at := range 64 {
 			for _, x := range []byte{0x01, 0x80, 0xff} {
 				mem[at] ^= x
-				_, err := cow.Open(r, 0)
+				_, err := cow.Open(r, nil)
 				mem[at] ^= x
 				require.ErrorIs(t, err, cow.ErrCorrupt, "byte %d ^ %#02x", at, x)
 				require.NotErrorIs(t, err, cow.ErrBadFormat)
 			}
 		}
-		a, err = cow.Open(r, 0)
+		a, err = cow.Open(r, nil)
 		require.NoError(t, err)
 		require.NoError(t, a.Close())
 	}

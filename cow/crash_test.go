@@ -21,7 +21,7 @@ import (
 type history struct {
 	size     int
 	n        int
-	opts     *Options
+	sum      bool
 	created  bool
 	acked    [][]byte
 	inflight int
@@ -40,7 +40,7 @@ func (h *history) workload(ops int, update func(a *Array, i int, v []byte) error
 	return func(w *crash.Run) error {
 		h.created, h.inflight = false, -1
 		h.acked = make([][]byte, h.n)
-		a, err := Create(w.Region("r"), 0, h.size, h.n, h.opts)
+		a, err := Create(w.Region("r"), &Options{ObjectSize: h.size, Count: h.n, Checksum: h.sum})
 		if err != nil {
 			return err
 		}
@@ -63,15 +63,15 @@ func (h *history) workload(ops int, update func(a *Array, i int, v []byte) error
 var after = bytes.Repeat([]byte{0x5a}, MaxSize)
 
 func (h *history) check(img *crash.Image) error {
-	a, err := Open(img.Region("r"), 0)
+	a, err := Open(img.Region("r"), nil)
 	if err != nil {
 		if !h.created {
 			return nil // nothing promised yet
 		}
 		return fmt.Errorf("open after the array was created: %w", err)
 	}
-	if a.Checksum() != h.opts.checksum() {
-		return fmt.Errorf("opened with checksums %v, created with %v", a.Checksum(), h.opts.checksum())
+	if a.Checksum() != h.sum {
+		return fmt.Errorf("opened with checksums %v, created with %v", a.Checksum(), h.sum)
 	}
 	if err := a.Check(); err != nil {
 		return err
@@ -167,7 +167,7 @@ func TestCrash(t *testing.T) {
 			name += "/eadr"
 		}
 		t.Run(name, func(t *testing.T) {
-			h := &history{size: c.size, n: 3, opts: &Options{Checksum: c.sum}}
+			h := &history{size: c.size, n: 3, sum: c.sum}
 			up := update
 			if c.sum {
 				up = updateChecked // every durable state of the workload verifies
@@ -190,7 +190,7 @@ func TestCrashCatchesBroken(t *testing.T) {
 			name += "/checksum"
 		}
 		t.Run(name, func(t *testing.T) {
-			h := &history{size: c.size, n: 3, opts: &Options{Checksum: c.sum}}
+			h := &history{size: c.size, n: 3, sum: c.sum}
 			cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: 8 << 10}}, Seed: 1}
 			rep, err := crash.Check(cfg, h.workload(6, flipFirst), h.check)
 			require.NoError(t, err)

@@ -19,9 +19,9 @@ func FuzzOpen(f *testing.F) {
 	r, err := persist.Anonymous(16<<10, nil)
 	require.NoError(f, err)
 	defer r.Close()
-	for _, opts := range []*Options{nil, {Checksum: true}} {
+	for _, sum := range []bool{false, true} {
 		clear(r.Bytes())
-		a, err := Create(r, 0, 24, 20, opts)
+		a, err := Create(r, &Options{ObjectSize: 24, Count: 20, Checksum: sum})
 		require.NoError(f, err)
 		for i := range 20 {
 			require.NoError(f, a.Update(i, []byte("abcdefghijklmnopqrstuvwx")))
@@ -35,7 +35,7 @@ func FuzzOpen(f *testing.F) {
 		mem := r.Bytes()
 		clear(mem)
 		copy(mem, data)
-		a, err := Open(r, 0)
+		a, err := Open(r, nil)
 		if err != nil {
 			if !errors.Is(err, ErrNoArray) && !errors.Is(err, ErrBadFormat) && !errors.Is(err, persist.ErrCorrupt) && !errors.Is(err, ErrTooSmall) {
 				t.Fatalf("unexpected error kind: %v", err)

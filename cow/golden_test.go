@@ -46,7 +46,9 @@ func TestGoldenLayout(t *testing.T) {
 }
 
 func createArray(r *persist.Region, off, size, count int, sum bool) (*cow.Array, error) {
-	return cow.Create(r, off, size, count, &cow.Options{Checksum: sum})
+	return cow.Create(r, &cow.Options{Offset: off, ObjectSize: size, Count: count, Checksum: sum})
 }
 
-func footprint(size, count int) (int, error) { return cow.Footprint(size, count) }
+func footprint(size, count int) (int, error) {
+	return cow.Footprint(&cow.Options{ObjectSize: size, Count: count})
+}

@@ -17,6 +17,7 @@ const flagChecksum = 1 << 0
 var arrayKind = pmheader.Kind{
 	Magic: pmheader.Magic("braidCOW"), Flags: flagChecksum, Name: "CoW array", Pkg: "cow",
 	NoArray: ErrNoArray, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
+	ReadOnly: ErrReadOnly,
 }
 
 const headerSize = pmheader.Size

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -48,55 +49,106 @@ type Array struct {
 	release func() // of the area's claim on the region
 }
 
-func checkSize(size int) error {
-	if size < 4 || size > MaxSize || size%4 != 0 {
-		return fmt.Errorf("%w: %d bytes; want a multiple of 4 from 4 to %d", ErrSize, size, MaxSize)
+// Options say where an Array is and what it holds. A nil *Options means
+// the defaults: offset 0 and, for Create, no objects (an error: Create
+// needs ObjectSize and Count).
+type Options struct {
+	// Offset is where the array starts in the region, a multiple of 64
+	// (Create and Open).
+	Offset int
+	// ObjectSize is the bytes of each object, a multiple of 4 from 4 to
+	// MaxSize (Create; Open reads it from the header).
+	ObjectSize int
+	// Count is the number of objects, at least 1 (Create; Open reads it
+	// from the header).
+	Count int
+}
+
+func (o *Options) area() Options {
+	if o == nil {
+		return Options{}
+	}
+	return *o
+}
+
+// Validate reports the first problem with the options for Create: an
+// offset that is not a non-negative multiple of 64 or a count below 1 (or
+// whose footprint overflows an int) wraps ErrInvalid, a bad object size
+// ErrSize.
+func (o *Options) Validate() error {
+	v := o.area()
+	if err := checkOffset(v.Offset); err != nil {
+		return err
+	}
+	if err := checkSize(v.ObjectSize); err != nil {
+		return err
+	}
+	return checkCount(v.Count, headerSize, stride(v.ObjectSize), v.ObjectSize)
+}
+
+func checkOffset(off int) error {
+	if off < 0 || off%64 != 0 {
+		return fmt.Errorf("%w: Offset %d is not a non-negative multiple of 64", ErrInvalid, off)
 	}
 	return nil
 }
 
-// Footprint returns the bytes an Array of count objects of size bytes
-// occupies from its offset: a 64-byte header, then count slots, each the
-// object's FAMBs (size/4 data FAMBs and one meta FAMB per 31 of them, 8
-// bytes each) rounded up to whole cache lines: 64 bytes for 4 to 28-byte
-// objects, 128 for 32, 192 for 64, 576 for 256.
-func Footprint(size, count int) (int, error) {
-	if err := checkSize(size); err != nil {
-		return 0, err
+func checkSize(size int) error {
+	if size < 4 || size > MaxSize || size%4 != 0 {
+		return fmt.Errorf("%w: ObjectSize %d; want a multiple of 4 from 4 to %d", ErrSize, size, MaxSize)
 	}
-	st := stride(size)
-	if count < 1 || count > (int(^uint(0)>>1)-headerSize)/st {
-		return 0, fmt.Errorf("%w: count %d", ErrInvalid, count)
-	}
-	return headerSize + count*st, nil
+	return nil
 }
 
-// Create formats an Array of count objects of size bytes (a multiple of 4,
-// at most MaxSize) at offset off of r (a multiple of 64). Every object
-// reads as zeros. Whatever was at that place before is lost, also when
-// Create fails half-way. When Create returns nil the array is durable; if
-// it is interrupted by a crash, Open finds either the complete array or
-// ErrNoArray. A read-only or closed region is an error wrapping
-// persist.ErrReadOnly or persist.ErrClosed, and nothing is written.
+// checkCount checks that count objects in slots of st bytes after fixed
+// bytes fit in an int.
+func checkCount(count, fixed, st, size int) error {
+	if max := (math.MaxInt - fixed) / st; count < 1 || count > max {
+		return fmt.Errorf("%w: Count %d, want 1 to %d objects of %d bytes", ErrInvalid, count, max, size)
+	}
+	return nil
+}
+
+// Footprint returns the bytes an Array of opts.Count objects of
+// opts.ObjectSize bytes occupies from its offset: a 64-byte header, then
+// Count slots, each the object's FAMBs (ObjectSize/4 data FAMBs and one
+// meta FAMB per 31 of them, 8 bytes each) rounded up to whole cache lines:
+// 64 bytes for 4 to 28-byte objects, 128 for 32, 192 for 64, 576 for 256.
+// It returns the error of opts.Validate.
+func Footprint(opts *Options) (int, error) {
+	if err := opts.Validate(); err != nil {
+		return 0, err
+	}
+	return headerSize + opts.Count*stride(opts.ObjectSize), nil
+}
+
+// Create formats an Array of opts.Count objects of opts.ObjectSize bytes
+// at opts.Offset of r. Every object reads as zeros. Whatever was at that
+// place before is lost, also when Create fails half-way. When Create
+// returns nil the array is durable; if it is interrupted by a crash, Open
+// finds either the complete array or ErrNoArray. A read-only or closed
+// region is ErrReadOnly or persist.ErrClosed, and nothing is written; bad
+// options are the errors of Options.Validate.
 //
 // Create, like Open, claims the array's bytes (Footprint) on r until
 // Close (persist.Region.Claim): while an array, a walog log, a pagelog
 // store or anything else that claims is open on any of them, Create
 // fails with an error wrapping persist.ErrBusy and writes nothing.
-func Create(r *persist.Region, off, size, count int) (_ *Array, err error) {
-	hb, err := arrayKind.Place(r, off)
+func Create(r *persist.Region, opts *Options) (_ *Array, err error) {
+	o := opts.area()
+	hb, err := arrayKind.Place(r, o.Offset)
 	if err != nil {
 		return nil, err
 	}
-	need, err := Footprint(size, count)
+	need, err := Footprint(&o)
 	if err != nil {
 		return nil, err
 	}
-	if need > r.Size()-off {
+	if need > r.Size()-o.Offset {
 		return nil, fmt.Errorf("%w: %d objects of %d bytes need %d bytes from offset %d, the region has %d",
-			ErrTooSmall, count, size, need, off, r.Size()-off)
+			ErrTooSmall, o.Count, o.ObjectSize, need, o.Offset, r.Size()-o.Offset)
 	}
-	rel, err := arrayKind.Claim(r, off, need)
+	rel, err := arrayKind.Claim(r, o.Offset, need)
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +156,12 @@ func Create(r *persist.Region, off, size, count int) (_ *Array, err error) {
 	if err := arrayKind.Invalidate(r, hb); err != nil {
 		return nil, err
 	}
-	a := newArray(r, off, size, count, rel)
+	a := newArray(r, o.Offset, o.ObjectSize, o.Count, rel)
 	// All-zero FAMBs are a valid FAM: version 0, value 0.
 	if err := r.Set(r.Bytes()[a.first:a.end], 0, 0); err != nil {
-		return nil, fmt.Errorf("fam: %w", err)
+		return nil, err
 	}
-	h := pmheader.Fields{Size: uint32(size), Stride: uint32(a.stride), Count: uint64(count)}
+	h := pmheader.Fields{Size: uint32(a.size), Stride: uint32(a.stride), Count: uint64(a.count)}
 	if err := arrayKind.Commit(r, hb, &h); err != nil {
 		return nil, err
 	}
@@ -139,7 +191,8 @@ func (a *Array) Close() error {
 	return nil
 }
 
-// Open opens the Array at offset off of r and recovers it: every object
+// Open opens the Array at opts.Offset of r (the other options are read
+// from the header; nil means offset 0) and recovers it: every object
 // whose FAMBs a crash left at two adjacent versions is rolled back to the
 // older one, and made durable, before Open returns. Afterwards every object
 // holds the value of its last completed Update, or of the Update that was
@@ -157,8 +210,8 @@ func (a *Array) Close() error {
 // no rollback (Update then returns an error wrapping persist.ErrReadOnly),
 // and returns an error wrapping persist.ErrReadOnly for one that does, as
 // its torn objects cannot be read until a writable Open rolls them back.
-func Open(r *persist.Region, off int) (*Array, error) {
-	return open(r, off, true)
+func Open(r *persist.Region, opts *Options) (*Array, error) {
+	return open(r, opts.area().Offset, true)
 }
 
 // open is Open; the crash tests open without recovery to show that the
@@ -218,20 +271,20 @@ func (a *Array) recover() error {
 			break
 		}
 		if a.ro {
-			bad = fmt.Errorf("fam: object %d was torn by a crash (FAM blocks at versions {%s}) and must be rolled back: %w",
-				i, versionList(m), persist.ErrReadOnly)
+			bad = fmt.Errorf("%w: object %d was torn by a crash (FAM blocks at versions {%s}) and must be rolled back",
+				ErrReadOnly, i, versionList(m))
 			break
 		}
 		if rolled, _ := rollback(ws); rolled {
 			a.rolled++
 			if err := a.r.Flush(mem[o : o+a.nb*8]); err != nil {
-				return fmt.Errorf("fam: %w", err)
+				return err
 			}
 		}
 	}
 	if a.rolled > 0 {
 		if err := a.r.Drain(); err != nil {
-			return fmt.Errorf("fam: %w", err)
+			return err
 		}
 	}
 	return bad
@@ -277,7 +330,7 @@ func (a *Array) object(i int) ([]byte, int, error) {
 	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
-		return nil, 0, errClosed()
+		return nil, 0, persist.ErrClosed
 	}
 	return mem, a.first + i*a.stride, nil
 }
@@ -304,12 +357,12 @@ func (a *Array) badUpdate(i int, mem []byte, n int, what string, typed bool) err
 		return errIndex(i, a.count)
 	}
 	if len(mem) < a.end {
-		return errClosed()
+		return persist.ErrClosed
 	}
 	if n != a.size {
 		return errLen(what, n, a.size)
 	}
-	return errReadOnly()
+	return ErrReadOnly
 }
 
 // badRead is badUpdate for Read-like calls.
@@ -324,7 +377,7 @@ func (a *Array) badRead(i int, mem []byte, n int, what string, typed bool) error
 		return errIndex(i, a.count)
 	}
 	if len(mem) < a.end {
-		return errClosed()
+		return persist.ErrClosed
 	}
 	return errLen(what, n, a.size)
 }
@@ -357,7 +410,7 @@ func (a *Array) Update(i int, val []byte) error {
 		a.checkStored(mem, o, val)
 	}
 	if err := a.r.Persist(mem[o : o+a.nb*8]); err != nil {
-		return errPersist(err)
+		return err
 	}
 	return nil
 }
@@ -374,9 +427,6 @@ func (a *Array) checkStored(mem []byte, o int, val []byte) {
 }
 
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
-
-//go:noinline
-func errPersist(err error) error { return fmt.Errorf("fam: %w", err) }
 
 // Read copies the value of object i into dst (exactly Size() bytes).
 func (a *Array) Read(i int, dst []byte) error {
@@ -423,7 +473,7 @@ func (a *Array) Update16(i int, v [16]byte) error {
 		a.checkStored(mem, o, v[:])
 	}
 	if err := a.r.Persist(mem[o : o+5*8]); err != nil {
-		return errPersist(err)
+		return err
 	}
 	return nil
 }
@@ -459,7 +509,7 @@ func (a *Array) UpdateUint64(i int, v uint64) error {
 		a.checkStored(mem, o, binary.LittleEndian.AppendUint64(nil, v))
 	}
 	if err := a.r.Persist(mem[o : o+3*8]); err != nil {
-		return errPersist(err)
+		return err
 	}
 	return nil
 }
@@ -487,7 +537,7 @@ func (a *Array) Check() error {
 	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
-		return errClosed()
+		return persist.ErrClosed
 	}
 	for i := range a.count {
 		if m := versionsOf(a.blocksAt(mem, a.first+i*a.stride)); !single(m) {

@@ -5,23 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/braid-pm/braid/fam"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
-
-func mustRegion(t testing.TB, size int) *persist.Region {
-	t.Helper()
-	r, err := persist.Anonymous(size, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	return r
-}
 
 // object is what Array and LogArray have in common.
 type object interface {
@@ -30,6 +21,7 @@ type object interface {
 	Len() int
 	Size() int
 	Close() error
+	Check() error
 }
 
 type kind struct {
@@ -43,15 +35,19 @@ var logOpts = &fam.LogOptions{Lanes: 3, LaneBytes: 4096}
 
 var kinds = []kind{
 	{"fam",
-		func(r *persist.Region, off, size, count int) (object, error) { return fam.Create(r, off, size, count) },
-		func(r *persist.Region, off int) (object, error) { return fam.Open(r, off) },
-		fam.Footprint},
+		func(r *persist.Region, off, size, count int) (object, error) {
+			return fam.Create(r, &fam.Options{Offset: off, ObjectSize: size, Count: count})
+		},
+		func(r *persist.Region, off int) (object, error) { return fam.Open(r, &fam.Options{Offset: off}) },
+		func(size, count int) (int, error) { return fam.Footprint(&fam.Options{ObjectSize: size, Count: count}) }},
 	{"log",
 		func(r *persist.Region, off, size, count int) (object, error) {
-			return fam.CreateLog(r, off, size, count, logOpts)
+			return fam.CreateLog(r, &fam.LogOptions{Offset: off, ObjectSize: size, Count: count, Lanes: logOpts.Lanes, LaneBytes: logOpts.LaneBytes})
 		},
-		func(r *persist.Region, off int) (object, error) { return fam.OpenLog(r, off) },
-		func(size, count int) (int, error) { return fam.LogFootprint(size, count, logOpts) }},
+		func(r *persist.Region, off int) (object, error) { return fam.OpenLog(r, &fam.LogOptions{Offset: off}) },
+		func(size, count int) (int, error) {
+			return fam.LogFootprint(&fam.LogOptions{ObjectSize: size, Count: count, Lanes: logOpts.Lanes, LaneBytes: logOpts.LaneBytes})
+		}},
 }
 
 func fill(b []byte, seed uint64) {
@@ -67,7 +63,7 @@ func TestArrayBasics(t *testing.T) {
 	for _, k := range kinds {
 		for _, size := range []int{4, 8, 16, 32, 64, 124, 128, 256, 1024} {
 			t.Run(fmt.Sprintf("%s/%d", k.name, size), func(t *testing.T) {
-				r := mustRegion(t, 1<<20)
+				r := structtest.Region(t, 1<<20)
 				a, err := k.create(r, 128, size, 37)
 				require.NoError(t, err)
 				require.Equal(t, 37, a.Len())
@@ -106,8 +102,8 @@ func TestArrayBasics(t *testing.T) {
 }
 
 func TestArrayTyped(t *testing.T) {
-	r := mustRegion(t, 1<<16)
-	a8, err := fam.Create(r, 0, 8, 4)
+	r := structtest.Region(t, 1<<16)
+	a8, err := fam.Create(r, &fam.Options{ObjectSize: 8, Count: 4})
 	require.NoError(t, err)
 	for _, v := range []uint64{0, 1, 1 << 31, 1 << 63, ^uint64(0), 0x8000000180000001} {
 		require.NoError(t, a8.UpdateUint64(3, v))
@@ -118,9 +114,9 @@ func TestArrayTyped(t *testing.T) {
 		require.NoError(t, a8.Read(3, b))
 		require.Equal(t, v, binary.LittleEndian.Uint64(b))
 	}
-	off, err := fam.Footprint(8, 4)
+	off, err := fam.Footprint(&fam.Options{ObjectSize: 8, Count: 4})
 	require.NoError(t, err)
-	a16, err := fam.Create(r, off, 16, 4)
+	a16, err := fam.Create(r, &fam.Options{Offset: off, ObjectSize: 16, Count: 4})
 	require.NoError(t, err)
 	v := [16]byte{0xff, 1, 2, 0x80, 4, 5, 6, 0x7f, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0x80}
 	require.NoError(t, a16.Update16(2, v))
@@ -149,32 +145,32 @@ func TestArrayTyped(t *testing.T) {
 }
 
 func TestFootprint(t *testing.T) {
-	n, err := fam.Footprint(16, 10)
+	n, err := fam.Footprint(&fam.Options{ObjectSize: 16, Count: 10})
 	require.NoError(t, err)
 	require.Equal(t, 64+10*64, n)
-	n, err = fam.Footprint(64, 10)
+	n, err = fam.Footprint(&fam.Options{ObjectSize: 64, Count: 10})
 	require.NoError(t, err)
 	require.Equal(t, 64+10*192, n)
-	_, err = fam.Footprint(6, 10)
+	_, err = fam.Footprint(&fam.Options{ObjectSize: 6, Count: 10})
 	require.ErrorIs(t, err, fam.ErrSize)
-	_, err = fam.Footprint(16, 0)
+	_, err = fam.Footprint(&fam.Options{ObjectSize: 16, Count: 0})
 	require.ErrorIs(t, err, fam.ErrInvalid)
-	_, err = fam.Footprint(16, math.MaxInt) // overflows int
+	_, err = fam.Footprint(&fam.Options{ObjectSize: 16, Count: math.MaxInt}) // overflows int
 	require.ErrorIs(t, err, fam.ErrInvalid)
-	n, err = fam.LogFootprint(16, 10, nil)
+	n, err = fam.LogFootprint(&fam.LogOptions{ObjectSize: 16, Count: 10})
 	require.NoError(t, err)
 	require.Equal(t, 64+4*(64<<10)+10*16, n)
-	_, err = fam.LogFootprint(16, 10, &fam.LogOptions{LaneBytes: 100})
+	_, err = fam.LogFootprint(&fam.LogOptions{ObjectSize: 16, Count: 10, LaneBytes: 100})
 	require.ErrorIs(t, err, fam.ErrInvalid)
-	_, err = fam.LogFootprint(16, 10, &fam.LogOptions{LaneBytes: 64})
+	_, err = fam.LogFootprint(&fam.LogOptions{ObjectSize: 16, Count: 10, LaneBytes: 64})
 	require.ErrorIs(t, err, fam.ErrInvalid)
-	_, err = fam.LogFootprint(16, 10, &fam.LogOptions{Lanes: -1})
+	_, err = fam.LogFootprint(&fam.LogOptions{ObjectSize: 16, Count: 10, Lanes: -1})
 	require.ErrorIs(t, err, fam.ErrInvalid)
-	_, err = fam.LogFootprint(16, 10, &fam.LogOptions{Lanes: 5000})
+	_, err = fam.LogFootprint(&fam.LogOptions{ObjectSize: 16, Count: 10, Lanes: 5000})
 	require.ErrorIs(t, err, fam.ErrInvalid)
 	// The most lanes of the largest size: 1 TiB of logs, which a 32-bit
 	// int cannot count.
-	n, err = fam.LogFootprint(16, 10, &fam.LogOptions{Lanes: 1024, LaneBytes: 1 << 30})
+	n, err = fam.LogFootprint(&fam.LogOptions{ObjectSize: 16, Count: 10, Lanes: 1024, LaneBytes: 1 << 30})
 	if bits.UintSize == 64 {
 		require.NoError(t, err)
 		require.Equal(t, uint64(64+1024<<30+10*16), uint64(n))
@@ -185,7 +181,7 @@ func TestFootprint(t *testing.T) {
 }
 
 func TestCreateErrors(t *testing.T) {
-	r := mustRegion(t, 1<<16)
+	r := structtest.Region(t, 1<<16)
 	for _, k := range kinds {
 		for _, c := range []struct {
 			name             string
@@ -219,7 +215,7 @@ func TestCreateErrors(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			r := mustRegion(t, 1<<16)
+			r := structtest.Region(t, 1<<16)
 			mem := r.Bytes()
 			_, err := k.open(r, 0)
 			require.ErrorIs(t, err, fam.ErrNoArray)
@@ -268,7 +264,7 @@ func TestOpenErrors(t *testing.T) {
 func TestBadArguments(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			r := mustRegion(t, 1<<16)
+			r := structtest.Region(t, 1<<16)
 			a, err := k.create(r, 0, 16, 10)
 			require.NoError(t, err)
 			buf := make([]byte, 16)
@@ -290,8 +286,8 @@ func TestBadArguments(t *testing.T) {
 // FAMBs of one object at versions no crash can leave are corruption, found
 // by Open, Read, Update and Check, and nothing is returned as data.
 func TestImpossibleVersions(t *testing.T) {
-	r := mustRegion(t, 1<<16)
-	a, err := fam.Create(r, 0, 16, 4)
+	r := structtest.Region(t, 1<<16)
+	a, err := fam.Create(r, &fam.Options{ObjectSize: 16, Count: 4})
 	require.NoError(t, err)
 	require.NoError(t, a.Update(2, make([]byte, 16)))
 	mem := r.Bytes()
@@ -313,11 +309,11 @@ func TestImpossibleVersions(t *testing.T) {
 
 	require.NoError(t, a.Close())
 	binary.LittleEndian.PutUint64(obj[16:], w+2<<62)
-	_, err = fam.Open(r, 0)
+	_, err = fam.Open(r, nil)
 	require.ErrorIs(t, err, fam.ErrCorrupt)
 	t.Log(err)
 	binary.LittleEndian.PutUint64(obj[16:], w+1<<62)
-	b, err := fam.Open(r, 0) // the failed Open claimed nothing
+	b, err := fam.Open(r, nil) // the failed Open claimed nothing
 	require.NoError(t, err)
 	require.Equal(t, 1, b.Recovered())
 	require.NoError(t, b.Check())
@@ -325,7 +321,7 @@ func TestImpossibleVersions(t *testing.T) {
 	require.Equal(t, make([]byte, 16), buf)
 
 	// A uint64 array too.
-	a8, err := fam.Create(r, 1024, 8, 2)
+	a8, err := fam.Create(r, &fam.Options{Offset: 1024, ObjectSize: 8, Count: 2})
 	require.NoError(t, err)
 	mem[1024+64+8+7] ^= 0x80 // block 1: version 0 -> 2 (bit 63)
 	_, err = a8.Uint64(0)
@@ -337,35 +333,12 @@ func TestModel(t *testing.T) {
 	for _, k := range kinds {
 		for _, size := range []int{8, 16, 64, 132} {
 			t.Run(fmt.Sprintf("%s/%d", k.name, size), func(t *testing.T) {
-				seed := uint64(size)
-				rng := rand.New(rand.NewPCG(seed, 7))
-				r := mustRegion(t, 1<<20)
-				const n = 50
-				a, err := k.create(r, 64, size, n)
+				r := structtest.Region(t, 1<<20)
+				a, err := k.create(r, 64, size, 50)
 				require.NoError(t, err)
-				model := map[int][]byte{}
-				buf := make([]byte, size)
-				for op := range 3000 {
-					i := rng.IntN(n)
-					switch x := rng.IntN(100); {
-					case x < 55:
-						v := make([]byte, size)
-						fill(v, rng.Uint64())
-						require.NoError(t, a.Update(i, v))
-						model[i] = v
-					case x < 98:
-						require.NoError(t, a.Read(i, buf))
-						want := model[i]
-						if want == nil {
-							want = make([]byte, size)
-						}
-						require.Equal(t, want, buf, "seed %d op %d object %d", seed, op, i)
-					default:
-						require.NoError(t, a.Close())
-						a, err = k.open(r, 64)
-						require.NoError(t, err)
-					}
-				}
+				reopen := func() (structtest.Objects, error) { return k.open(r, 64) }
+				a = structtest.ObjectModel(t, a, reopen, uint64(size), 3000).(object)
+				require.NoError(t, a.Check())
 			})
 		}
 	}
@@ -375,7 +348,7 @@ func TestModel(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			r := mustRegion(t, 1<<20)
+			r := structtest.Region(t, 1<<20)
 			const n, g, rounds = 64, 8, 200
 			a, err := k.create(r, 0, 16, n)
 			require.NoError(t, err)
@@ -419,28 +392,13 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
-// mapFile maps a fresh file of size bytes and returns a function that
-// closes it and maps it again read-only.
-func mapFile(t *testing.T, size int) (*persist.Region, func() *persist.Region) {
-	path := filepath.Join(t.TempDir(), "fam.pm")
-	rw, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true})
-	require.NoError(t, err)
-	return rw, func() *persist.Region {
-		require.NoError(t, rw.Close())
-		ro, err := persist.Map(path, &persist.Options{ReadOnly: true})
-		require.NoError(t, err)
-		t.Cleanup(func() { ro.Close() })
-		return ro
-	}
-}
-
 // A read-only region: Create and CreateLog refuse before any store (a
 // store would be a fatal fault); Open opens an array with nothing to roll
 // back and refuses one with a torn object; Update refuses.
 func TestReadOnly(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			rw, reopen := mapFile(t, 1<<20)
+			rw, reopen := structtest.MapFile(t, 1<<20)
 			a, err := k.create(rw, 0, 16, 4)
 			require.NoError(t, err)
 			v := []byte("0123456789abcdef")
@@ -466,39 +424,39 @@ func TestReadOnly(t *testing.T) {
 		})
 	}
 	t.Run("fam/torn", func(t *testing.T) {
-		rw, reopen := mapFile(t, 1<<16)
-		a, err := fam.Create(rw, 0, 8, 4)
+		rw, reopen := structtest.MapFile(t, 1<<16)
+		a, err := fam.Create(rw, &fam.Options{ObjectSize: 8, Count: 4})
 		require.NoError(t, err)
 		require.NoError(t, a.UpdateUint64(2, 7))
 		mem := rw.Bytes()
 		mem[64+2*64+8+7] ^= 0x40 // object 2, block 1: version 1 -> 0, as a torn update leaves it
 		ro := reopen()
-		_, err = fam.Open(ro, 0)
+		_, err = fam.Open(ro, nil)
 		require.ErrorIs(t, err, persist.ErrReadOnly)
 		t.Log(err)
 	})
 	t.Run("log/replay", func(t *testing.T) {
-		rw, reopen := mapFile(t, 1<<16)
+		rw, reopen := structtest.MapFile(t, 1<<16)
 		opts := &fam.LogOptions{Lanes: 1, LaneBytes: 4096}
-		a, err := fam.CreateLog(rw, 0, 16, 4, opts)
+		a, err := fam.CreateLog(rw, &fam.LogOptions{ObjectSize: 16, Count: 4, Lanes: opts.Lanes, LaneBytes: opts.LaneBytes})
 		require.NoError(t, err)
 		require.NoError(t, a.Update(3, []byte("0123456789abcdef")))
 		copy(rw.Bytes()[64+4096+3*16:], "XXXX") // the in-place write did not finish
 		ro := reopen()
-		_, err = fam.OpenLog(ro, 0)
+		_, err = fam.OpenLog(ro, nil)
 		require.ErrorIs(t, err, persist.ErrReadOnly)
 		t.Log(err)
 	})
 	t.Run("log/torn-record", func(t *testing.T) {
-		rw, reopen := mapFile(t, 1<<16)
+		rw, reopen := structtest.MapFile(t, 1<<16)
 		opts := &fam.LogOptions{Lanes: 1, LaneBytes: 4096}
-		a, err := fam.CreateLog(rw, 0, 16, 4, opts)
+		a, err := fam.CreateLog(rw, &fam.LogOptions{ObjectSize: 16, Count: 4, Lanes: opts.Lanes, LaneBytes: opts.LaneBytes})
 		require.NoError(t, err)
 		v := []byte("0123456789abcdef")
 		require.NoError(t, a.Update(3, v))
 		rw.Bytes()[64+64+32+8] = 0xff // garbage after the last record: a writable OpenLog resets the lane
 		ro := reopen()
-		b, err := fam.OpenLog(ro, 0)
+		b, err := fam.OpenLog(ro, nil)
 		require.NoError(t, err, "nothing to replay: the lane is left as it is")
 		got := make([]byte, 16)
 		require.NoError(t, b.Read(3, got))

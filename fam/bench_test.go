@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -29,10 +29,10 @@ import (
 const defaultBenchObjects = 1 << 20
 
 var (
-	benchOnce   sync.Once
-	benchRegion *persist.Region
-	benchErr    error
-	benchN      int
+	benchOnce sync.Once
+	benchErr  error
+	benchN    int
+	benchSize int
 )
 
 type updater interface {
@@ -47,27 +47,37 @@ var benchVariants = []struct {
 	space  func(size, count int) (int, error)
 }{
 	{"cow",
-		func(r *persist.Region, size, count int) (updater, error) { return cow.Create(r, 0, size, count, nil) },
-		cow.Footprint},
+		func(r *persist.Region, size, count int) (updater, error) {
+			return cow.Create(r, &cow.Options{ObjectSize: size, Count: count})
+		},
+		cowSpace},
 	{"cowcrc",
 		func(r *persist.Region, size, count int) (updater, error) {
-			return cow.Create(r, 0, size, count, &cow.Options{Checksum: true})
+			return cow.Create(r, &cow.Options{ObjectSize: size, Count: count, Checksum: true})
 		},
-		cow.Footprint},
+		cowSpace},
 	{"log",
 		func(r *persist.Region, size, count int) (updater, error) {
-			return fam.CreateLog(r, 0, size, count, nil)
+			return fam.CreateLog(r, &fam.LogOptions{ObjectSize: size, Count: count})
 		},
-		func(size, count int) (int, error) { return fam.LogFootprint(size, count, nil) }},
+		func(size, count int) (int, error) {
+			return fam.LogFootprint(&fam.LogOptions{ObjectSize: size, Count: count})
+		}},
 	{"fam",
-		func(r *persist.Region, size, count int) (updater, error) { return fam.Create(r, 0, size, count) },
-		fam.Footprint},
+		func(r *persist.Region, size, count int) (updater, error) {
+			return fam.Create(r, &fam.Options{ObjectSize: size, Count: count})
+		},
+		func(size, count int) (int, error) { return fam.Footprint(&fam.Options{ObjectSize: size, Count: count}) }},
+}
+
+func cowSpace(size, count int) (int, error) {
+	return cow.Footprint(&cow.Options{ObjectSize: size, Count: count})
 }
 
 var benchSizes = []int{16, 32, 64}
 
 // benchMap maps one forced-PMem region on /dev/shm large enough for every
-// variant, shared by all benchmarks of the run.
+// variant, shared by all benchmarks of the run (structtest.Shared).
 func benchMap(b *testing.B) (*persist.Region, int) {
 	benchOnce.Do(func() {
 		benchN = defaultBenchObjects
@@ -77,7 +87,6 @@ func benchMap(b *testing.B) (*persist.Region, int) {
 				return
 			}
 		}
-		size := 0
 		for _, v := range benchVariants {
 			for _, s := range benchSizes {
 				n, err := v.space(s, benchN)
@@ -85,21 +94,14 @@ func benchMap(b *testing.B) (*persist.Region, int) {
 					benchErr = err
 					return
 				}
-				size = max(size, n)
+				benchSize = max(benchSize, n)
 			}
 		}
-		dir := "/dev/shm"
-		if _, err := os.Stat(dir); err != nil {
-			dir = os.TempDir()
-		}
-		path := filepath.Join(dir, fmt.Sprintf("braid-inplace-%d.pm", os.Getpid()))
-		benchRegion, benchErr = persist.Map(path, &persist.Options{Size: int64(size+4095) &^ 4095, Create: true, ForcePMem: true})
-		os.Remove(path)
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
 	}
-	return benchRegion, benchN
+	return structtest.Shared(b, "inplace", (benchSize+4095)&^4095), benchN
 }
 
 // order yields object indexes: sequential, wrapping, or uniformly random

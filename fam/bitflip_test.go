@@ -34,7 +34,7 @@ func testBitFlips(t *testing.T, size int) {
 	r, err := persist.Anonymous(1<<16, nil)
 	require.NoError(t, err)
 	defer r.Close()
-	a, err := Create(r, 0, size, 2)
+	a, err := Create(r, &Options{ObjectSize: size, Count: 2})
 	require.NoError(t, err)
 	// Two updates with values that differ in every 31-bit field and top
 	// bit, so that old and new differ in every block.
@@ -53,7 +53,7 @@ func testBitFlips(t *testing.T, size int) {
 	// the array to open it (one open array per area).
 	reopen := func() *Array {
 		copy(mem, orig)
-		a, err := Open(r, 0)
+		a, err := Open(r, nil)
 		require.NoError(t, err)
 		return a
 	}
@@ -74,7 +74,7 @@ func testBitFlips(t *testing.T, size int) {
 				what = "detected"
 				require.ErrorIs(t, readErr, ErrCorrupt)
 				require.NoError(t, a.Close())
-				_, err := Open(r, 0)
+				_, err := Open(r, nil)
 				require.ErrorIs(t, err, ErrCorrupt)
 				a = reopen() // the failed Open claimed nothing
 			case bit == 62:
@@ -82,7 +82,7 @@ func testBitFlips(t *testing.T, size int) {
 				require.ErrorIs(t, readErr, ErrCorrupt)
 				require.ErrorIs(t, a.Check(), ErrCorrupt)
 				require.NoError(t, a.Close())
-				b, err := Open(r, 0)
+				b, err := Open(r, nil)
 				require.NoError(t, err)
 				require.Equal(t, 1, b.Recovered())
 				require.NoError(t, b.Read(1, got))

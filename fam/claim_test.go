@@ -18,7 +18,7 @@ import (
 func TestOneOpenArrayPerArea(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			r := mustRegion(t, 1<<20)
+			r := structtest.Region(t, 1<<20)
 			const off = 4096
 			n, err := k.footprint(16, 10)
 			require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 					require.ErrorIs(t, err, persist.ErrBusy, "%s.create at %d", k2.name, c[0])
 				}
 			}
-			_, err = cow.Create(r, off, 16, 10, nil)
+			_, err = cow.Create(r, &cow.Options{Offset: off, ObjectSize: 16, Count: 10})
 			require.ErrorIs(t, err, persist.ErrBusy)
 			_, err = walog.Create(r, &walog.Options{Offset: off, Size: 4096})
 			require.ErrorIs(t, err, persist.ErrBusy)
@@ -89,33 +89,33 @@ func TestOneOpenArrayPerArea(t *testing.T) {
 // release it.
 func TestFailedOpenClaimsNothing(t *testing.T) {
 	t.Run("fam/recovery", func(t *testing.T) {
-		r := mustRegion(t, 1<<16)
-		n, err := fam.Footprint(16, 4)
+		r := structtest.Region(t, 1<<16)
+		n, err := fam.Footprint(&fam.Options{ObjectSize: 16, Count: 4})
 		require.NoError(t, err)
-		a, err := fam.Create(r, 0, 16, 4)
+		a, err := fam.Create(r, &fam.Options{ObjectSize: 16, Count: 4})
 		require.NoError(t, err)
 		require.NoError(t, a.Update(2, make([]byte, 16)))
 		require.NoError(t, a.Close())
 		r.Bytes()[64+2*64+16+7] ^= 0x80 // object 2, block 2: version 1 -> 3
-		_, err = fam.Open(r, 0)
+		_, err = fam.Open(r, nil)
 		require.ErrorIs(t, err, fam.ErrCorrupt)
 		structtest.RequireFree(t, r, 0, n)
 	})
 	t.Run("log/recovery", func(t *testing.T) {
-		r := mustRegion(t, 1<<16)
-		n, err := fam.LogFootprint(16, 4, logOpts)
+		r := structtest.Region(t, 1<<16)
+		n, err := fam.LogFootprint(&fam.LogOptions{ObjectSize: 16, Count: 4, Lanes: logOpts.Lanes, LaneBytes: logOpts.LaneBytes})
 		require.NoError(t, err)
-		a, err := fam.CreateLog(r, 0, 16, 4, logOpts)
+		a, err := fam.CreateLog(r, &fam.LogOptions{ObjectSize: 16, Count: 4, Lanes: logOpts.Lanes, LaneBytes: logOpts.LaneBytes})
 		require.NoError(t, err)
 		require.NoError(t, a.Close())
 		persist.Store64(r.Bytes()[64+4096:], 0) // lane 1's generation word: never written so
-		_, err = fam.OpenLog(r, 0)
+		_, err = fam.OpenLog(r, nil)
 		require.ErrorIs(t, err, fam.ErrCorrupt)
 		structtest.RequireFree(t, r, 0, n)
 	})
 	for _, k := range kinds {
 		t.Run(k.name+"/read-only", func(t *testing.T) {
-			rw, reopen := mapFile(t, 1<<16)
+			rw, reopen := structtest.MapFile(t, 1<<16)
 			a, err := k.create(rw, 0, 16, 4)
 			require.NoError(t, err)
 			require.NoError(t, a.Close())
@@ -131,15 +131,15 @@ func TestFailedOpenClaimsNothing(t *testing.T) {
 		})
 	}
 	t.Run("fam/read-only-torn", func(t *testing.T) {
-		rw, reopen := mapFile(t, 1<<16)
-		a, err := fam.Create(rw, 0, 8, 4)
+		rw, reopen := structtest.MapFile(t, 1<<16)
+		a, err := fam.Create(rw, &fam.Options{ObjectSize: 8, Count: 4})
 		require.NoError(t, err)
 		require.NoError(t, a.UpdateUint64(2, 7))
 		rw.Bytes()[64+2*64+8+7] ^= 0x40 // a torn update: Open must roll back, and cannot
 		ro := reopen()
-		_, err = fam.Open(ro, 0)
+		_, err = fam.Open(ro, nil)
 		require.ErrorIs(t, err, persist.ErrReadOnly)
-		n, err := fam.Footprint(8, 4)
+		n, err := fam.Footprint(&fam.Options{ObjectSize: 8, Count: 4})
 		require.NoError(t, err)
 		structtest.RequireFree(t, ro, 0, n)
 	})

@@ -139,7 +139,7 @@ func (h *history) check(open func(*persist.Region) (read func(int, []byte) error
 
 func famCreate(size, n int) func(*persist.Region) (func(int, []byte) error, error) {
 	return func(r *persist.Region) (func(int, []byte) error, error) {
-		a, err := Create(r, 0, size, n)
+		a, err := Create(r, &Options{ObjectSize: size, Count: n})
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +148,7 @@ func famCreate(size, n int) func(*persist.Region) (func(int, []byte) error, erro
 }
 
 func famOpen(r *persist.Region) (func(int, []byte) error, func(int, []byte) error, error) {
-	a, err := Open(r, 0)
+	a, err := Open(r, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,7 +159,7 @@ func famOpen(r *persist.Region) (func(int, []byte) error, func(int, []byte) erro
 	if err := a.Close(); err != nil {
 		return nil, nil, err
 	}
-	b, err := Open(r, 0)
+	b, err := Open(r, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("second open: %w", err)
 	}
@@ -189,7 +189,7 @@ func famOpenNoVersions(r *persist.Region) (func(int, []byte) error, func(int, []
 
 func logCreate(size, n int, opts *LogOptions) func(*persist.Region) (func(int, []byte) error, error) {
 	return func(r *persist.Region) (func(int, []byte) error, error) {
-		a, err := CreateLog(r, 0, size, n, opts)
+		a, err := CreateLog(r, &LogOptions{ObjectSize: size, Count: n, Lanes: opts.Lanes, LaneBytes: opts.LaneBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +198,7 @@ func logCreate(size, n int, opts *LogOptions) func(*persist.Region) (func(int, [
 }
 
 func logOpen(r *persist.Region) (func(int, []byte) error, func(int, []byte) error, error) {
-	a, err := OpenLog(r, 0)
+	a, err := OpenLog(r, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -313,7 +313,7 @@ func TestCrashCatchesBroken(t *testing.T) {
 		{"fam-without-version-check/16", 16, famCreate(16, 3), famOpenNoVersions},
 		{"fam-without-version-check/64", 64, famCreate(64, 3), famOpenNoVersions},
 		{"log-one-barrier/16", 16, func(r *persist.Region) (func(int, []byte) error, error) {
-			a, err := CreateLog(r, 0, 16, 3, &LogOptions{Lanes: 1, LaneBytes: 1024})
+			a, err := CreateLog(r, &LogOptions{ObjectSize: 16, Count: 3, Lanes: 1, LaneBytes: 1024})
 			if err != nil {
 				return nil, err
 			}

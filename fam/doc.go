@@ -5,120 +5,70 @@
 //
 // An object of n bytes (n a multiple of 4, at most MaxSize) is kept in
 // 8-byte FAM blocks (FAMBs), each holding 31 bits of the current value, the
-// 31 bits of the value before it, and a 2-bit version. The 32nd bit of
-// every 4-byte word goes to a meta FAMB (one per 31 data FAMBs). A 16-byte
-// object is five FAMBs, 40 bytes, one cache line.
+// 31 bits of the value before it, and a 2-bit version; the 32nd bit of
+// every 4-byte word goes to a meta FAMB (one per 31 data FAMBs). LogArray
+// is the log-based alternative the paper measures FAM against: a redo
+// record in a popcount-validated lane log, a fence, the in-place write, a
+// second fence. The layouts are in the README.
 //
 // # What is durable when
 //
-//   - Array.Update(i, v) rewrites every FAMB of object i with one aligned
-//     8-byte store each (current value becomes previous, v becomes current,
-//     version + 1 mod 4), flushes the object's cache lines and fences once.
-//     When it returns nil, v is durable.
-//   - If a crash interrupts Update, any subset of the object's FAMBs may
-//     have reached the media. Open recovers: FAMBs that ran one version
-//     ahead of the others are rolled back (version - 1, current = previous)
-//     and made durable. Every object is then exactly its old or its new
-//     value, never a mix. Recovery is idempotent: a crash during Open is
-//     recovered by the next Open, and a FAMB is rolled back at most once.
-//   - Create is durable on return; a crash during it leaves ErrNoArray or
-//     the complete, zeroed array.
-//   - Objects that the crash did not touch are unchanged; nothing
-//     acknowledged is lost.
+//	operation              when it returns nil            after a crash during it
+//	Create / CreateLog     the array, every object zeros  ErrNoArray, or the complete zeroed array
+//	Array.Update(i, v)     v is object i's value          Open finds the old value or v, never a mix
+//	LogArray.Update(i, v)  v is object i's value          OpenLog finds the old value or v
+//	Open                   torn objects rolled back       the next Open recovers (idempotent)
+//	OpenLog                valid records replayed         the next OpenLog recovers (idempotent)
+//	Close                  (writes nothing)
 //
-// This holds when only aligned 8-byte stores are failure-atomic (the
-// word-atomic model of persist/crash), and assumes at most one Update per
-// object runs at a time: the next may start only after the previous one
-// returned, so no more than two versions of an object ever exist.
-//
-// LogArray is the log-based alternative the paper compares FAM with: a
-// redo record in a popcount-validated log, a fence, the in-place write, a
-// second fence. Its guarantees are the same (OpenLog replays), at two
-// barriers per update.
+// Array.Update rewrites every FAMB of the object with one aligned 8-byte
+// store each (current becomes previous, v becomes current, version + 1 mod
+// 4), flushes the object's lines and fences once. A crash may leave any
+// subset of the FAMBs at the new version; Open rolls back those one
+// version ahead. Objects a crash did not touch are unchanged. This holds
+// when only aligned 8-byte stores are failure-atomic (the word-atomic
+// model of persist/crash), with at most one Update per object at a time,
+// so that no more than two versions of an object exist.
 //
 // # Corruption
 //
-// The header line is checked (magic, CRC-32C, format, fields): a damaged
-// one is ErrCorrupt. A header that is not this kind's at all is
-// ErrBadFormat, which does not wrap persist.ErrCorrupt: another kind's
-// (Open on a LogArray, OpenLog on an Array, either on a cow.Array), bytes
-// with a foreign magic whose array checksum fails (a walog log, a pagelog
-// store, anything else), and a format version or flag this build does not
-// read. A header with this kind's magic whose checksum fails, and a sound
-// one whose magic was hit (an unknown magic over fields whose checksum
-// holds; no single changed byte turns one kind's magic into another's),
-// stay ErrCorrupt; all zeros is ErrNoArray. Object bytes carry no checksum: a FAM block has no room for
-// one (31 + 31 + 2 bits), and LogArray objects are plain bytes. What the
-// versions do catch in an Array, for one bit flipped on the media (or a
-// stray write):
+// The header line is checked (internal/pmheader); object bytes carry no
+// checksum (a FAMB has no room for one; LogArray objects are plain bytes).
 //
-//   - the high version bit of a FAM block: its object has versions two
-//     apart, which no crash leaves: Read, Update, Check and Open report
-//     ErrCorrupt.
-//   - the low version bit: two adjacent versions. Read, Update and Check
-//     report ErrCorrupt, but Open cannot tell this from an update torn by a
-//     crash and rolls it back: afterwards the object reads, without error,
-//     as a mix of its blocks' previous and current values.
-//   - a bit of a block's current value (bits 30..0 of a data block, the
-//     bits in use of a meta block): not detected; Read returns the wrong
-//     value.
-//   - a bit of a block's previous value (bits 61..31), or an unused bit of
-//     a meta block: not read; harmless unless a rollback after a crash
-//     makes that previous value current again before an Update overwrites
-//     it.
+//	what is found                                  error
+//	all zeros                                      ErrNoArray
+//	another kind's header (Open on a LogArray,     ErrBadFormat (persist.ErrBadFormat, not ErrCorrupt)
+//	  OpenLog on an Array, a cow.Array), foreign
+//	  bytes, a format version or flag unknown
+//	this kind's magic with a failing checksum,     ErrCorrupt (persist.ErrCorrupt)
+//	  a hit magic, a bad field
+//	FAMBs of one object two versions apart,        ErrCorrupt (Read, Update, Check, Open)
+//	  or three and more versions
+//	two adjacent versions                          ErrCorrupt in Read, Update, Check; Open
+//	                                                 takes it for a torn update and rolls back
+//	a flipped bit of a current value               returned as data (not detected)
+//	a complete redo record naming a foreign object ErrCorrupt (OpenLog, LogArray.Check)
+//	a flipped bit in a redo record                 the record looks torn: not replayed
 //
-// In a LogArray, Read checks nothing. A redo record's popcount tells a
-// torn record from a complete one; a flipped bit in a record makes it look
-// torn, so it is not replayed and its lane is reset (its update was
-// already in place). OpenLog rewrites an object whose latest record is
-// still in its lane when the bytes in place differ, which repairs them as
-// a side effect; it does not check the others.
+// # Regions, claims, concurrency
 //
-// # Regions: read-only, closed
-//
-// Create and CreateLog need a writable region: on a read-only one they
-// return an error wrapping persist.ErrReadOnly before any store (a store
-// to a read-only mapping is a fatal fault, not an error). Open and OpenLog
-// write only to recover: in a read-only region they open an array that
-// needs no rollback or replay, and return an error wrapping
-// persist.ErrReadOnly for one that does (OpenLog leaves lanes it would
-// reset as they are: that does not change what Read returns). Update on an
-// array opened read-only returns an error wrapping persist.ErrReadOnly.
-// On a closed region Create, CreateLog, Open, OpenLog and every method
-// return an error wrapping persist.ErrClosed.
-//
-// # One area, one open array
-//
-// Create, CreateLog, Open and OpenLog claim the array's bytes (header and
-// body: Footprint, LogFootprint) on the region (persist.Region.Claim)
-// until Close, so a second array, walog log, pagelog store or anything
-// else that claims, opened over any of those bytes of the same Region
-// while the first is open, is an error wrapping persist.ErrBusy and writes
-// nothing: two handles would race on the same objects and lanes. A failed
-// Create or Open claims nothing. Close writes nothing; a second Close, and
-// every method after Close, returns ErrClosed. To reopen (a recovery
-// test, say), close the old handle first. The claim is per Region value:
-// two Regions mapping one file, or two processes, are not told apart.
-//
-// # Concurrency
-//
-// Updates and reads of different objects may run from any number of
-// goroutines. One object must have one writer at a time, and a Read of an
-// object must not overlap an Update of that object; the caller
-// synchronizes that (a mutex per object, or objects partitioned among
-// goroutines). Open, Create and Close of an array or of the region must
-// not run concurrently with other operations on it.
+// Create and CreateLog need a writable region (ErrReadOnly before any
+// store). Open and OpenLog write only to recover: in a read-only region
+// they open an array that needs no rollback or replay and return
+// ErrReadOnly for one that does; Update there is ErrReadOnly. On a closed
+// region every call is persist.ErrClosed. Create, CreateLog, Open and
+// OpenLog claim the array's bytes (Footprint, LogFootprint) until Close:
+// another structure opened over them is persist.ErrBusy. After Close every
+// method is ErrClosed. Updates and Reads of different objects may run from
+// any number of goroutines (a LogArray serializes the updates of one
+// lane); one object has one writer at a time, and a Read of it must not
+// overlap an Update of it.
 //
 // # Bad input
 //
-// Object sizes that are not a multiple of 4 or exceed MaxSize are ErrSize,
-// values and buffers of the wrong length ErrSize, indexes out of range
-// ErrIndex, a region too small ErrTooSmall, bad offsets and options
-// ErrInvalid, an empty header ErrNoArray, a header of another kind or no
-// array header at all ErrBadFormat, an area an open structure claims an
-// error wrapping persist.ErrBusy. A damaged header, FAMBs of one
-// object at versions no crash can leave (two apart, or three or more
-// versions), or a complete redo record naming a foreign object are
-// ErrCorrupt, which wraps persist.ErrCorrupt. Nothing panics on input or
+// Object sizes that are not a multiple of 4 from 4 to MaxSize and values
+// or buffers of the wrong length are ErrSize, indexes out of range
+// ErrIndex (both match persist.ErrInvalid), bad offsets, counts and lanes
+// ErrInvalid, a region too small ErrTooSmall. Nothing panics on input or
 // on persistent bytes.
 package fam

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/braid-pm/braid/fam"
+	"github.com/braid-pm/braid/internal/structtest"
 	structkinds "github.com/braid-pm/braid/internal/structtest/kinds"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ func TestForeignIsBadFormat(t *testing.T) {
 				continue
 			}
 			t.Run(k.name+"/"+f.Name, func(t *testing.T) {
-				r := mustRegion(t, 1<<20)
+				r := structtest.Region(t, 1<<20)
 				closeIt, err := f.Build(r)
 				require.NoError(t, err)
 				for _, open := range []bool{true, false} { // the structure open, then closed
@@ -38,14 +39,14 @@ func TestForeignIsBadFormat(t *testing.T) {
 			})
 		}
 		t.Run(k.name+"/zeros", func(t *testing.T) {
-			r := mustRegion(t, 1<<16)
+			r := structtest.Region(t, 1<<16)
 			_, err := k.open(r, 0)
 			require.ErrorIs(t, err, fam.ErrNoArray)
 			require.NotErrorIs(t, err, fam.ErrBadFormat)
 			require.NotErrorIs(t, err, persist.ErrCorrupt)
 		})
 		t.Run(k.name+"/garbage", func(t *testing.T) {
-			r := mustRegion(t, 1<<16)
+			r := structtest.Region(t, 1<<16)
 			rng := rand.New(rand.NewPCG(1, 2))
 			for range 100 {
 				for i := range 64 {
@@ -65,7 +66,7 @@ func TestForeignIsBadFormat(t *testing.T) {
 func TestOwnHeaderDamageIsCorrupt(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			r := mustRegion(t, 1<<20)
+			r := structtest.Region(t, 1<<20)
 			a, err := k.create(r, 0, 16, 10)
 			require.NoError(t, err)
 			require.NoError(t, a.Close())

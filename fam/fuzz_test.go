@@ -109,7 +109,7 @@ func expectedOpenError(t *testing.T, err error) {
 // without error and a second Open has nothing to recover.
 func FuzzOpen(f *testing.F) {
 	fuzzSeeds(f, func(r *persist.Region) error {
-		a, err := Create(r, 0, 16, 20)
+		a, err := Create(r, &Options{ObjectSize: 16, Count: 20})
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func FuzzOpen(f *testing.F) {
 	defer r.Close()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		loadImage(t, r, data)
-		a, err := Open(r, 0)
+		a, err := Open(r, nil)
 		if err != nil {
 			expectedOpenError(t, err)
 			return
@@ -140,7 +140,7 @@ func FuzzOpen(f *testing.F) {
 			require.NoError(t, a.Read(i, vals[i]))
 		}
 		require.NoError(t, a.Close())
-		b, err := Open(r, 0)
+		b, err := Open(r, nil)
 		require.NoError(t, err)
 		defer b.Close()
 		require.Zero(t, b.Recovered())
@@ -156,7 +156,7 @@ func FuzzOpen(f *testing.F) {
 // object reads, and a second OpenLog replays nothing and changes nothing.
 func FuzzOpenLog(f *testing.F) {
 	fuzzSeeds(f, func(r *persist.Region) error {
-		a, err := CreateLog(r, 0, 16, 20, &LogOptions{Lanes: 2, LaneBytes: 512})
+		a, err := CreateLog(r, &LogOptions{ObjectSize: 16, Count: 20, Lanes: 2, LaneBytes: 512})
 		if err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func FuzzOpenLog(f *testing.F) {
 	defer r.Close()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		loadImage(t, r, data)
-		a, err := OpenLog(r, 0)
+		a, err := OpenLog(r, nil)
 		if err != nil {
 			expectedOpenError(t, err)
 			return
@@ -185,7 +185,7 @@ func FuzzOpenLog(f *testing.F) {
 			require.NoError(t, a.Read(i, vals[i]))
 		}
 		require.NoError(t, a.Close())
-		b, err := OpenLog(r, 0)
+		b, err := OpenLog(r, nil)
 		require.NoError(t, err)
 		defer b.Close()
 		require.Zero(t, b.Replayed())

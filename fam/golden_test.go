@@ -63,15 +63,17 @@ func TestGoldenLayout(t *testing.T) {
 var goldenLog = &fam.LogOptions{Lanes: 2, LaneBytes: 512}
 
 func goldenCreate(r *persist.Region, off, size, count int) (*fam.Array, error) {
-	return fam.Create(r, off, size, count)
+	return fam.Create(r, &fam.Options{Offset: off, ObjectSize: size, Count: count})
 }
 
-func goldenFootprint(size, count int) (int, error) { return fam.Footprint(size, count) }
+func goldenFootprint(size, count int) (int, error) {
+	return fam.Footprint(&fam.Options{ObjectSize: size, Count: count})
+}
 
 func goldenCreateLog(r *persist.Region, off, size, count int) (*fam.LogArray, error) {
-	return fam.CreateLog(r, off, size, count, goldenLog)
+	return fam.CreateLog(r, &fam.LogOptions{Offset: off, ObjectSize: size, Count: count, Lanes: goldenLog.Lanes, LaneBytes: goldenLog.LaneBytes})
 }
 
 func goldenLogFootprint(size, count int) (int, error) {
-	return fam.LogFootprint(size, count, goldenLog)
+	return fam.LogFootprint(&fam.LogOptions{ObjectSize: size, Count: count, Lanes: goldenLog.Lanes, LaneBytes: goldenLog.LaneBytes})
 }

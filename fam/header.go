@@ -15,11 +15,11 @@ import "github.com/braid-pm/braid/internal/pmheader"
 var (
 	arrayKind = pmheader.Kind{
 		Magic: pmheader.Magic("braidFAM"), Name: "FAM array", Pkg: "fam",
-		NoArray: ErrNoArray, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
+		NoArray: ErrNoArray, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall, ReadOnly: ErrReadOnly,
 	}
 	logKind = pmheader.Kind{
 		Magic: pmheader.Magic("braidFLG"), Name: "FAM log array", Pkg: "fam",
-		NoArray: ErrNoArray, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
+		NoArray: ErrNoArray, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall, ReadOnly: ErrReadOnly,
 	}
 )
 

@@ -76,16 +76,28 @@ type lane struct {
 	_   [64 - 8 - 8 - 4]byte
 }
 
-// LogOptions configure CreateLog. A nil *LogOptions means the defaults.
+// LogOptions say where a LogArray is, what it holds and how its redo logs
+// are laid out. A nil *LogOptions means the defaults: offset 0, 4 lanes of
+// 64 KiB and, for CreateLog, no objects (an error: CreateLog needs
+// ObjectSize and Count).
 type LogOptions struct {
+	// Offset is where the array starts in the region, a multiple of 64
+	// (CreateLog and OpenLog).
+	Offset int
+	// ObjectSize is the bytes of each object, a multiple of 4 from 4 to
+	// MaxSize (CreateLog; OpenLog reads it from the header).
+	ObjectSize int
+	// Count is the number of objects, at least 1 (CreateLog; OpenLog reads
+	// it from the header).
+	Count int
 	// Lanes is the number of redo logs: object i logs to lane i % Lanes,
 	// and updates in different lanes run in parallel. 0 means 4; at most
-	// 1024.
+	// 1024 (CreateLog; OpenLog reads it from the header).
 	Lanes int
 	// LaneBytes is the size of each lane's log, a multiple of 64 with room
 	// for its 64-byte generation line and at least one record. A full lane
 	// is reset (zeroed) inside the Update that finds it full. 0 means
-	// 64 KiB; at most 1 GiB.
+	// 64 KiB; at most 1 GiB (CreateLog; OpenLog reads it from the header).
 	LaneBytes int
 }
 
@@ -97,9 +109,29 @@ const (
 	laneHead         = 64 // the generation line
 )
 
-// Validate reports the first problem with the options for objects of size
-// bytes, wrapping ErrInvalid.
-func (o *LogOptions) Validate(size int) error {
+// Validate reports the first problem with the options for CreateLog, as
+// Options.Validate does, and lanes out of range wrapping ErrInvalid.
+func (o *LogOptions) Validate() error {
+	var v LogOptions
+	if o != nil {
+		v = *o
+	}
+	if err := checkOffset(v.Offset); err != nil {
+		return err
+	}
+	if err := checkLanes(v.ObjectSize, &v); err != nil {
+		return err
+	}
+	lanes, lb := v.resolve()
+	if lb > (math.MaxInt-headerSize)/lanes {
+		// Only where an int is 32 bits: 1024 lanes of 1 GiB is 2^40.
+		return fmt.Errorf("%w: %d lanes of %d bytes exceed the %d-bit address space", ErrInvalid, lanes, lb, bits.UintSize)
+	}
+	return checkCount(v.Count, headerSize+lanes*lb, objStride(v.ObjectSize), v.ObjectSize)
+}
+
+// checkLanes checks the object size and the lanes of o.
+func checkLanes(size int, o *LogOptions) error {
 	if err := checkSize(size); err != nil {
 		return err
 	}
@@ -138,39 +170,39 @@ func recordLen(size int) int {
 
 func objStride(size int) int { return (size + 7) &^ 7 }
 
-// LogFootprint returns the bytes a LogArray of count objects of size bytes
-// with these options occupies from its offset.
-func LogFootprint(size, count int, opts *LogOptions) (int, error) {
-	if err := opts.Validate(size); err != nil {
+// LogFootprint returns the bytes a LogArray of these options occupies from
+// its offset: the 64-byte header, Lanes logs of LaneBytes, and Count
+// objects at a stride of ObjectSize rounded up to 8. It returns the error
+// of opts.Validate.
+func LogFootprint(opts *LogOptions) (int, error) {
+	if err := opts.Validate(); err != nil {
 		return 0, err
 	}
 	lanes, lb := opts.resolve()
-	if lb > (math.MaxInt-headerSize)/lanes {
-		// Only where an int is 32 bits: 1024 lanes of 1 GiB is 2^40.
-		return 0, fmt.Errorf("%w: %d lanes of %d bytes exceed the %d-bit address space", ErrInvalid, lanes, lb, bits.UintSize)
-	}
-	fixed := headerSize + lanes*lb
-	if count < 1 || count > (int(^uint(0)>>1)-fixed)/objStride(size) {
-		return 0, fmt.Errorf("%w: count %d", ErrInvalid, count)
-	}
-	return fixed + count*objStride(size), nil
+	return headerSize + lanes*lb + opts.Count*objStride(opts.ObjectSize), nil
 }
 
-// CreateLog formats a LogArray of count objects of size bytes (a multiple
-// of 4, at most MaxSize) at offset off of r (a multiple of 64). Every
-// object reads as zeros. As with Create, what was there is lost, and when
-// CreateLog returns nil the array is durable; a crash during it leaves
-// either the complete array or ErrNoArray. A read-only or closed region is
-// an error wrapping persist.ErrReadOnly or persist.ErrClosed, and nothing
-// is written. CreateLog, like OpenLog, claims the array's bytes
-// (LogFootprint) until Close: an open structure over any of them is an
-// error wrapping persist.ErrBusy, and nothing is written.
-func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (_ *LogArray, err error) {
+// CreateLog formats a LogArray of opts.Count objects of opts.ObjectSize
+// bytes at opts.Offset of r, with opts.Lanes redo logs of opts.LaneBytes.
+// Every object reads as zeros. As with Create, what was there is lost, and
+// when CreateLog returns nil the array is durable; a crash during it
+// leaves either the complete array or ErrNoArray. A read-only or closed
+// region is ErrReadOnly or persist.ErrClosed, and nothing is written; bad
+// options are the errors of LogOptions.Validate. CreateLog, like OpenLog,
+// claims the array's bytes (LogFootprint) until Close: an open structure
+// over any of them is an error wrapping persist.ErrBusy, and nothing is
+// written.
+func CreateLog(r *persist.Region, opts *LogOptions) (_ *LogArray, err error) {
+	var o LogOptions
+	if opts != nil {
+		o = *opts
+	}
+	off, size, count := o.Offset, o.ObjectSize, o.Count
 	hb, err := logKind.Place(r, off)
 	if err != nil {
 		return nil, err
 	}
-	need, err := LogFootprint(size, count, opts)
+	need, err := LogFootprint(&o)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +210,7 @@ func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (_ *Lo
 		return nil, fmt.Errorf("%w: %d objects of %d bytes and their logs need %d bytes from offset %d, the region has %d",
 			ErrTooSmall, count, size, need, off, r.Size()-off)
 	}
-	lanes, lb := opts.resolve()
+	lanes, lb := o.resolve()
 	rel, err := logKind.Claim(r, off, need)
 	if err != nil {
 		return nil, err
@@ -190,18 +222,18 @@ func CreateLog(r *persist.Region, off, size, count int, opts *LogOptions) (_ *Lo
 	a := newLogArray(r, off, size, count, lanes, lb, rel)
 	mem := r.Bytes()
 	if err := r.Set(mem[a.logs:a.end], 0, persist.NoDrain); err != nil {
-		return nil, fmt.Errorf("fam: %w", err)
+		return nil, err
 	}
 	for l := range a.lanes {
 		g := mem[a.laneOff(l):]
 		persist.Store64(g, 1)
 		if err := r.Flush(g[:8]); err != nil {
-			return nil, fmt.Errorf("fam: %w", err)
+			return nil, err
 		}
 		a.lanes[l].gen, a.lanes[l].pos = 1, laneHead
 	}
 	if err := r.Drain(); err != nil {
-		return nil, fmt.Errorf("fam: %w", err)
+		return nil, err
 	}
 	h := pmheader.Fields{Size: uint32(size), Stride: uint32(a.ostride), Count: uint64(count), Aux: uint64(lanes) | uint64(lb)<<32}
 	if err := logKind.Commit(r, hb, &h); err != nil {
@@ -235,7 +267,8 @@ func (a *LogArray) Close() error {
 
 func (a *LogArray) laneOff(l int) int { return a.logs + l*a.laneBytes }
 
-// OpenLog opens the LogArray at offset off of r and recovers it: the valid
+// OpenLog opens the LogArray at opts.Offset of r (the other options are
+// read from the header; nil means offset 0) and recovers it: the valid
 // records of every lane are replayed in order and made durable; then each
 // lane that holds anything but zeros after its last valid record (a torn
 // record, an older generation's leftovers) is reset, and the others are
@@ -251,7 +284,11 @@ func (a *LogArray) laneOff(l int) int { return a.logs + l*a.laneBytes }
 // would reset as they are (Update then returns an error wrapping
 // persist.ErrReadOnly), and returns an error wrapping persist.ErrReadOnly
 // when an in-place write must be redone before the object can be read.
-func OpenLog(r *persist.Region, off int) (_ *LogArray, err error) {
+func OpenLog(r *persist.Region, opts *LogOptions) (_ *LogArray, err error) {
+	var off int
+	if opts != nil {
+		off = opts.Offset
+	}
 	hb, err := logKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -262,7 +299,7 @@ func OpenLog(r *persist.Region, off int) (_ *LogArray, err error) {
 	}
 	size := int(h.Size)
 	lanes, lb := int(uint32(h.Aux)), int(h.Aux>>32)
-	if err := (&LogOptions{Lanes: lanes, LaneBytes: lb}).Validate(size); err != nil || lanes == 0 || lb == 0 {
+	if err := checkLanes(size, &LogOptions{Lanes: lanes, LaneBytes: lb}); err != nil || lanes == 0 || lb == 0 {
 		return nil, fmt.Errorf("%w: header says %d-byte objects, %d lanes of %d bytes", ErrCorrupt, size, lanes, lb)
 	}
 	if int(h.Stride) != objStride(size) {
@@ -326,11 +363,11 @@ func (a *LogArray) recover() error {
 			o := a.first + int(idx)*a.ostride
 			if !bytes.Equal(mem[o:o+a.size], rec[16:16+a.size]) {
 				if a.ro {
-					return fmt.Errorf("fam: lane %d record at %d redoes an unfinished update of object %d: %w",
-						l, pos, idx, persist.ErrReadOnly)
+					return fmt.Errorf("%w: lane %d record at %d redoes an unfinished update of object %d",
+						ErrReadOnly, l, pos, idx)
 				}
 				if err := a.r.Copy(mem[o:o+a.size], rec[16:16+a.size], persist.NoDrain); err != nil {
-					return fmt.Errorf("fam: %w", err)
+					return err
 				}
 				a.replayed++
 			}
@@ -345,7 +382,7 @@ func (a *LogArray) recover() error {
 	// records that carry them.
 	if a.replayed > 0 {
 		if err := a.r.Drain(); err != nil {
-			return fmt.Errorf("fam: %w", err)
+			return err
 		}
 	}
 	for l := range a.lanes {
@@ -386,10 +423,10 @@ func (a *LogArray) reset(mem []byte, l int) error {
 	lo := a.laneOff(l)
 	persist.Store64(mem[lo:], uint64(gen))
 	if err := a.r.Persist(mem[lo : lo+8]); err != nil {
-		return fmt.Errorf("fam: %w", err)
+		return err
 	}
 	if err := a.r.Set(mem[lo+laneHead:lo+a.laneBytes], 0, 0); err != nil {
-		return fmt.Errorf("fam: %w", err)
+		return err
 	}
 	ln.gen, ln.pos = gen, laneHead
 	return nil
@@ -435,10 +472,10 @@ func (a *LogArray) Update(i int, val []byte) error {
 	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
-		return errClosed()
+		return persist.ErrClosed
 	}
 	if a.ro {
-		return errReadOnly()
+		return ErrReadOnly
 	}
 	l := i % len(a.lanes)
 	ln := &a.lanes[l]
@@ -459,12 +496,12 @@ func (a *LogArray) Update(i int, val []byte) error {
 		panic(fmt.Sprintf("fam: invariant: redo record at %d has popcount %d, header says %d (log space not zeroed?)", lo, popcount(rec[8:]), pop))
 	}
 	if err := a.r.Persist(rec); err != nil {
-		return fmt.Errorf("fam: %w", err)
+		return err
 	}
 	ln.pos += a.rec
 	o := a.first + i*a.ostride
 	if err := a.r.Copy(mem[o:o+a.size], val, 0); err != nil {
-		return fmt.Errorf("fam: %w", err)
+		return err
 	}
 	return nil
 }
@@ -482,9 +519,65 @@ func (a *LogArray) Read(i int, dst []byte) error {
 	}
 	mem := a.r.Bytes()
 	if len(mem) < a.end {
-		return errClosed()
+		return persist.ErrClosed
 	}
 	o := a.first + i*a.ostride
 	copy(dst, mem[o:o+a.size])
+	return nil
+}
+
+// Check verifies what the lanes hold: each lane's generation word, every
+// record before its append position (length, popcount, generation, an
+// object of its lane), zeros after it (in a writable region: a read-only
+// OpenLog leaves lanes it would reset as they are), and that each object
+// whose latest record is still in its lane holds that record's bytes in
+// place. It returns the first violation, wrapping ErrCorrupt. Like Read,
+// it must not run concurrently with an Update.
+func (a *LogArray) Check() error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
+	mem := a.r.Bytes()
+	if len(mem) < a.end {
+		return persist.ErrClosed
+	}
+	for l := range a.lanes {
+		if err := a.checkLane(mem, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *LogArray) checkLane(mem []byte, l int) error {
+	ln := &a.lanes[l]
+	lo := a.laneOff(l)
+	if gw := persist.Load64(mem[lo:]); gw != uint64(ln.gen) {
+		return fmt.Errorf("%w: lane %d has generation word %#x, the open array is at generation %d", ErrCorrupt, l, gw, ln.gen)
+	}
+	latest := map[int]int{} // object -> offset of its latest record
+	for pos := laneHead; pos < ln.pos; pos += a.rec {
+		rec := mem[lo+pos : lo+pos+a.rec]
+		h := persist.Load64(rec)
+		idx := binary.LittleEndian.Uint64(rec[8:])
+		switch {
+		case int(h&0xffff) != a.rec || uint32(h>>32) != ln.gen || popcount(rec[8:]) != int(h>>16&0xffff):
+			return fmt.Errorf("%w: lane %d record at %d has header %#016x (length %d, generation %d, popcount %d of %d bits)",
+				ErrCorrupt, l, pos, h, a.rec, ln.gen, h>>16&0xffff, popcount(rec[8:]))
+		case idx >= uint64(a.count) || int(idx%uint64(len(a.lanes))) != l:
+			return fmt.Errorf("%w: lane %d record at %d names object %d (the array holds %d in %d lanes)",
+				ErrCorrupt, l, pos, idx, a.count, len(a.lanes))
+		}
+		latest[int(idx)] = lo + pos
+	}
+	if !a.ro && !zero(mem[lo+ln.pos:lo+a.laneBytes]) {
+		return fmt.Errorf("%w: lane %d is not zero after its last record (at %d)", ErrCorrupt, l, ln.pos)
+	}
+	for i, r := range latest {
+		o := a.first + i*a.ostride
+		if !bytes.Equal(mem[o:o+a.size], mem[r+16:r+16+a.size]) {
+			return fmt.Errorf("%w: object %d differs from its latest redo record (lane %d at %d)", ErrCorrupt, i, l, r-lo)
+		}
+	}
 	return nil
 }

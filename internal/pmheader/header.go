@@ -68,6 +68,7 @@ package pmheader
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -101,19 +102,22 @@ type Fields struct {
 
 // Kind is one kind of array: the magic that marks it, the flag bits it
 // defines, and the sentinels of its package. Every error of Place and
-// Decode wraps one of those sentinels; errors of package persist are
-// wrapped with the package's prefix.
+// Decode wraps one of those sentinels; errors of package persist
+// (persist.ErrClosed, persist.ErrBusy) are returned as they are, their
+// text names their package (no "cow: persist: ..." stutter), and a
+// read-only region is the kind's ReadOnly sentinel when it has one.
 type Kind struct {
 	Magic uint64 // see Magic
 	Flags uint32 // flag bits this kind defines
 	Name  string // the kind in messages: "CoW array"
-	Pkg   string // prefix of wrapped persist errors: "cow"
+	Pkg   string // the package that writes it: "cow"
 
 	NoArray   error // Decode: the magic is zero
 	BadFormat error // Decode: not a line of this kind; must not wrap persist.ErrCorrupt
 	Corrupt   error // Decode: a failed check; should wrap persist.ErrCorrupt
 	Invalid   error // Place: nil region, bad offset, unaligned memory
 	TooSmall  error // Place, Extent: the array does not fit in the region
+	ReadOnly  error // Invalidate: the region is read-only (nil: persist.ErrReadOnly); should match persist.ErrReadOnly
 }
 
 // Encode writes every field of f but the magic into b (Size bytes): the
@@ -270,9 +274,11 @@ func ReleaseOnError(release func(), err *error) {
 	}
 }
 
+// wrap returns an error of package persist as it is, but a read-only
+// region as the kind's ReadOnly sentinel.
 func (k *Kind) wrap(err error) error {
-	if err == nil {
-		return nil
+	if k.ReadOnly != nil && errors.Is(err, persist.ErrReadOnly) {
+		return k.ReadOnly
 	}
-	return fmt.Errorf("%s: %w", k.Pkg, err)
+	return err
 }

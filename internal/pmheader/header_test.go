@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/braid-pm/braid/internal/pmheader"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
@@ -34,14 +35,6 @@ func line(f pmheader.Fields) []byte {
 	pmheader.Encode(b, &f)
 	binary.LittleEndian.PutUint64(b, kind.Magic)
 	return b
-}
-
-func mustRegion(t testing.TB, size int) *persist.Region {
-	t.Helper()
-	r, err := persist.Anonymous(size, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	return r
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -193,7 +186,7 @@ func TestMagicHitIsCorrupt(t *testing.T) {
 }
 
 func TestPlace(t *testing.T) {
-	r := mustRegion(t, 4096)
+	r := structtest.Region(t, 4096)
 	hb, err := kind.Place(r, 128)
 	require.NoError(t, err)
 	require.Len(t, hb, pmheader.Size)
@@ -228,12 +221,12 @@ func TestPlace(t *testing.T) {
 	for _, off := range []int{0, 8, 1 << 20} {
 		_, err = kind.Place(closed, off)
 		require.ErrorIs(t, err, persist.ErrClosed, "offset %d", off)
-		require.ErrorContains(t, err, "test: ")
+		require.Equal(t, persist.ErrClosed.Error(), err.Error(), "returned as it is, not prefixed")
 	}
 }
 
 func TestExtent(t *testing.T) {
-	r := mustRegion(t, 4096)
+	r := structtest.Region(t, 4096)
 	f := pmheader.Fields{Stride: 64, Count: 63}
 	n, err := kind.Extent(r, 0, 0, f)
 	require.NoError(t, err)
@@ -258,7 +251,7 @@ func TestExtent(t *testing.T) {
 }
 
 func TestCreateSequence(t *testing.T) {
-	r := mustRegion(t, 4096)
+	r := structtest.Region(t, 4096)
 	hb, err := kind.Place(r, 64)
 	require.NoError(t, err)
 	require.NoError(t, kind.Invalidate(r, hb)) // zero magic: nothing to do
@@ -296,7 +289,12 @@ func TestInvalidateNotWritable(t *testing.T) {
 	require.Equal(t, fields, got)
 	err = kind.Invalidate(ro, hb)
 	require.ErrorIs(t, err, persist.ErrReadOnly)
-	require.ErrorContains(t, err, "test: ")
+	require.Equal(t, persist.ErrReadOnly.Error(), err.Error(), "no ReadOnly sentinel: persist's, as it is")
+	withRO := kind
+	withRO.ReadOnly = persist.NewError("test: region is read-only", persist.ErrReadOnly)
+	err = withRO.Invalidate(ro, hb)
+	require.ErrorIs(t, err, withRO.ReadOnly)
+	require.ErrorIs(t, err, persist.ErrReadOnly)
 	_, err = kind.Decode(hb)
 	require.NoError(t, err)
 }

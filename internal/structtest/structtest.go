@@ -182,3 +182,29 @@ func (r *Rand) Fill(b []byte) {
 		}
 	}
 }
+
+// MapFile maps a new file of size bytes in t's temporary directory (an
+// ordinary file: the msync path) and returns it with a function that
+// closes it and maps the file again read-only, closed when t ends: how the
+// tests of a structure in a read-only region get one.
+func MapFile(t testing.TB, size int) (rw *persist.Region, reopenReadOnly func() *persist.Region) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "region.pm")
+	rw, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true})
+	if err != nil {
+		t.Fatalf("map %d bytes at %s: %v", size, path, err)
+	}
+	t.Cleanup(func() { rw.Close() })
+	return rw, func() *persist.Region {
+		t.Helper()
+		if err := rw.Close(); err != nil {
+			t.Fatalf("close %s: %v", path, err)
+		}
+		ro, err := persist.Map(path, &persist.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("map %s read-only: %v", path, err)
+		}
+		t.Cleanup(func() { ro.Close() })
+		return ro
+	}
+}

@@ -38,21 +38,21 @@ var Builders = []Builder{
 		return s.Close, nil
 	}},
 	{"cow", func(r *persist.Region) (func() error, error) {
-		a, err := cow.Create(r, 0, 16, 10, nil)
+		a, err := cow.Create(r, &cow.Options{ObjectSize: 16, Count: 10})
 		if err != nil {
 			return nil, err
 		}
 		return a.Close, nil
 	}},
 	{"fam", func(r *persist.Region) (func() error, error) {
-		a, err := fam.Create(r, 0, 16, 10)
+		a, err := fam.Create(r, &fam.Options{ObjectSize: 16, Count: 10})
 		if err != nil {
 			return nil, err
 		}
 		return a.Close, nil
 	}},
 	{"fam-log", func(r *persist.Region) (func() error, error) {
-		a, err := fam.CreateLog(r, 0, 16, 10, &fam.LogOptions{Lanes: 3, LaneBytes: 4096})
+		a, err := fam.CreateLog(r, &fam.LogOptions{ObjectSize: 16, Count: 10, Lanes: 3, LaneBytes: 4096})
 		if err != nil {
 			return nil, err
 		}
