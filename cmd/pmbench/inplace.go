@@ -69,9 +69,9 @@ func inplaceCount(fileSize int) (int, error) {
 	one := func(n int) (int, error) {
 		total := 0
 		for _, f := range []func() (int, error){
-			func() (int, error) { return cow.Footprint(size, n) },
-			func() (int, error) { return fam.LogFootprint(size, n, nil) },
-			func() (int, error) { return fam.Footprint(size, n) },
+			func() (int, error) { return cow.Footprint(&cow.Options{ObjectSize: size, Count: n}) },
+			func() (int, error) { return fam.LogFootprint(&fam.LogOptions{ObjectSize: size, Count: n}) },
+			func() (int, error) { return fam.Footprint(&fam.Options{ObjectSize: size, Count: n}) },
 		} {
 			b, err := f()
 			if err != nil {
@@ -167,27 +167,27 @@ func inplaceArrays(r *persist.Region, size, n int) (arrays []inplaceArray, err e
 		off += (fp + 4095) &^ 4095
 		return o, err
 	}
-	o, err := next(cow.Footprint(size, n))
+	o, err := next(cow.Footprint(&cow.Options{ObjectSize: size, Count: n}))
 	if err != nil {
 		return arrays, err
 	}
-	c, err := cow.Create(r, o, size, n, nil)
+	c, err := cow.Create(r, &cow.Options{Offset: o, ObjectSize: size, Count: n})
 	if err != nil {
 		return arrays, err
 	}
 	arrays = append(arrays, c)
-	if o, err = next(fam.LogFootprint(size, n, nil)); err != nil {
+	if o, err = next(fam.LogFootprint(&fam.LogOptions{ObjectSize: size, Count: n})); err != nil {
 		return arrays, err
 	}
-	l, err := fam.CreateLog(r, o, size, n, nil)
+	l, err := fam.CreateLog(r, &fam.LogOptions{Offset: o, ObjectSize: size, Count: n})
 	if err != nil {
 		return arrays, err
 	}
 	arrays = append(arrays, l)
-	if o, err = next(fam.Footprint(size, n)); err != nil {
+	if o, err = next(fam.Footprint(&fam.Options{ObjectSize: size, Count: n})); err != nil {
 		return arrays, err
 	}
-	f, err := fam.Create(r, o, size, n)
+	f, err := fam.Create(r, &fam.Options{Offset: o, ObjectSize: size, Count: n})
 	if err != nil {
 		return arrays, err
 	}
