@@ -20,7 +20,6 @@ func fill(b []byte, seed uint64) {
 	}
 }
 
-var checksummed = &cow.Options{Checksum: true}
 
 func TestFootprint(t *testing.T) {
 	for _, c := range []struct{ size, stride int }{

@@ -35,6 +35,7 @@ func TestUpdate16Golden(t *testing.T) {
 	require.True(t, update16(&ws, 2, 0x80000000, 5, 7))
 	require.Equal(t, [5]uint64{
 		2<<62 | 0x00000001<<31 | 2,
+		//lint:ignore SA4016 spelled out as version | old | new, with new = 0
 		2<<62 | 0x7fffffff<<31 | 0,
 		2<<62 | 0<<31 | 5,
 		2<<62 | 0x7fffffff<<31 | 7,
