@@ -99,3 +99,7 @@ func TestCRCFeatures(t *testing.T) {
 	require.Equal(t, HasSSE42 && HasPOPCNT, useCRC)
 	require.Equal(t, uint64(xPowMod(64*crcBlock/8*2-33)), crcShift[crcBlock/8][0])
 }
+
+// haveAsm: this build has the assembly, which the cross-checks test
+// against the twins.
+const haveAsm = true

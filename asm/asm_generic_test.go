@@ -2,6 +2,9 @@
 
 package asm
 
+// haveAsm: this build has no assembly; the cross-checks skip.
+const haveAsm = false
+
 func archCopies() map[string]copyFunc { return nil }
 func archFills() map[string]fillFunc  { return nil }
 

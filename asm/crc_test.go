@@ -40,6 +40,7 @@ func randomBytes(seed uint64, n int) []byte {
 // cut-offs at every alignment of a line, in each of the arch's modes
 // (single stream only, three streams from the shortest input, ...).
 func TestCRC32CMatchesGeneric(t *testing.T) {
+	skipWithoutAsm(t)
 	buf := randomBytes(5, crcTestMax+200)
 	modes := crcModes()
 	for n := -1; n <= 4096+65; n++ {
