@@ -3,39 +3,19 @@ package persist_test
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 )
 
 const benchRegionSize = 1 << 30
 
-var (
-	benchOnce   sync.Once
-	benchRegion *persist.Region
-	benchErr    error
-)
-
 // benchMap maps the 1 GiB forced-PMem region on /dev/shm that the
 // benchmarks write into (the setting libpmem is compared in, with
 // PMEM_IS_PMEM_FORCE=1). It is shared by all benchmarks of the run.
 func benchMap(b *testing.B) *persist.Region {
-	benchOnce.Do(func() {
-		dir := "/dev/shm"
-		if _, err := os.Stat(dir); err != nil {
-			dir = os.TempDir()
-		}
-		path := filepath.Join(dir, fmt.Sprintf("braid-bench-%d.pm", os.Getpid()))
-		benchRegion, benchErr = persist.Map(path, &persist.Options{Size: benchRegionSize, Create: true, ForcePMem: true})
-		os.Remove(path) // the mapping stays; the name goes
-	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
-	}
-	return benchRegion
+	return structtest.Shared(b, "persist-bench", benchRegionSize)
 }
 
 // BenchmarkCopyPersist copies size bytes to sequential destinations with

@@ -7,38 +7,40 @@
 //
 // # What is durable when
 //
-//   - After Persist(b) returns nil, the bytes of b survive a power failure.
-//   - Flush(b) only starts the write-back; b is durable after the next
-//     Drain. Several Flushes can share one Drain (one fence).
-//   - Copy(dst, src, 0) and Set(dst, c, 0) are durable on return. With
-//     NoDrain they are durable after the next Drain; with NoFlush the
-//     caller must Flush and Drain them.
-//   - Only an aligned 8-byte store is failure-atomic: after a crash any
-//     larger write may be found torn at 8-byte granularity, and any store
-//     not yet made durable may or may not have reached the media. Write
-//     commit words with Store64.
-//   - Close does not flush. Sync makes the whole region durable.
+//	call                           durable when it returns nil
+//	Persist(b)                     b
+//	Flush(b)                       nothing yet; b after the next Drain (Flushes share one fence)
+//	Copy(dst, src, 0), Set(d,c,0)  the copied or filled bytes
+//	Copy/Set with NoDrain          after the next Drain
+//	Copy/Set with NoFlush          nothing: the caller flushes and drains
+//	Store64(b, v)                  nothing by itself: the 8-byte store that cannot tear; persist it
+//	Sync()                         the whole region
+//	Close()                        does not flush
 //
-// # How
+// Only an aligned 8-byte store is failure-atomic: after a crash any larger
+// write may be found torn at 8-byte granularity, and any store not yet
+// made durable may or may not have reached the media.
 //
-// Each region picks its mode when it is mapped, and Info (or String) says
-// which one runs:
+// # Modes
 //
-//   - ModeFlush: real PMem (the kernel granted MAP_SYNC on a DAX file
-//     system) or a mapping forced onto the PMem path (Options.ForcePMem,
-//     BRAID_FORCE_PMEM=1 — how braid benchmarks on tmpfs). Lines are written
-//     back with CLWB, else CLFLUSHOPT, else CLFLUSH (BRAID_NO_CLWB=1 and
-//     BRAID_NO_CLFLUSHOPT=1 skip one, Options.Flush picks one), and Drain is
-//     an SFENCE. Copy and Set use streaming stores (AVX-512, AVX2 or SSE2)
-//     from a size threshold: Options.MovntThreshold, BRAID_MOVNT_THRESHOLD,
-//     a device profile's measured value (Options.Profile, BRAID_PROFILE), or
-//     DefaultMovntThreshold; BRAID_NO_MOVNT=1 turns them off.
-//   - ModeEADR: the platform reports its CPU caches inside the persistence
-//     domain (Linux persistence_domain "cpu_cache"), or Options.FenceOnly /
-//     BRAID_NO_FLUSH=1 says so: no flushes, only fences.
-//   - ModeMsync: an ordinary file. Flush and Persist call msync(2) on the
-//     pages of the range, so the data really is durable, at page
-//     granularity and system-call cost.
+// Each region picks its mode when it is mapped; Info (or String) says
+// which one runs.
+//
+//	mode       when                                            Flush                        Drain
+//	ModeFlush  a DAX file granted MAP_SYNC (real PMem), a       CLWB, else CLFLUSHOPT,       SFENCE
+//	           mapping forced onto the PMem path (ForcePMem,    else CLFLUSH
+//	           BRAID_FORCE_PMEM=1), an anonymous region
+//	ModeEADR   the platform's caches are in the persistence     nothing                      SFENCE
+//	           domain, or FenceOnly / BRAID_NO_FLUSH=1
+//	ModeMsync  any other file, and a flush mapping in a build   msync(2) of the pages        nothing
+//	           without flush instructions (purego)
+//
+// Copy and Set use streaming stores (AVX-512, AVX2 or SSE2) from a size
+// threshold: Options.MovntThreshold, BRAID_MOVNT_THRESHOLD, a device
+// profile's measured value (Options.Profile, BRAID_PROFILE), or
+// DefaultMovntThreshold; BRAID_NO_MOVNT=1 turns them off. BRAID_NO_CLWB=1
+// and BRAID_NO_CLFLUSHOPT=1 skip a flush instruction, Options.Flush picks
+// one.
 //
 // # Bad input
 //

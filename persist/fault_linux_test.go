@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ import (
 // default every block of the file is allocated at Map; Sparse allocates
 // none.
 func TestPreallocAndSparse(t *testing.T) {
-	dir := shmDir(t)
+	dir := structtest.TempShm(t)
 	const size = 1 << 20
 	blocks := func(path string) int64 {
 		st, err := os.Stat(path)
@@ -60,7 +61,7 @@ func readGuarded(b []byte, i int) (v byte, err error) {
 }
 
 func TestTruncatedFileFaultBecomesError(t *testing.T) {
-	path := filepath.Join(shmDir(t), "shrunk.pm")
+	path := filepath.Join(structtest.TempShm(t), "shrunk.pm")
 	r := mustMap(t, path, &persist.Options{Size: 4 * 4096, Create: true})
 	r.Bytes()[3*4096] = 9
 	v, err := readGuarded(r.Bytes(), 3*4096)

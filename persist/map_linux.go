@@ -62,20 +62,62 @@ func Map(path string, opts *Options) (*Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	perm := o.Perm
-	if perm == 0 {
-		perm = 0o644
+	f, created, st, err := openFile(path, o)
+	if err != nil {
+		return nil, err
 	}
+	fail := func(err error) (*Region, error) {
+		f.Close()
+		if created {
+			os.Remove(path)
+		}
+		return nil, err
+	}
+	size, err := mapSize(path, o.Size, st.Size(), created)
+	if err != nil {
+		return fail(err)
+	}
+	prealloc, err := prepareFile(f, path, size, o, created)
+	if err != nil {
+		return fail(err)
+	}
+	mem, dax, err := mapFile(f, size, o)
+	if err != nil {
+		return fail(fmt.Errorf("persist: mmap %s (%d bytes): %w", path, size, err))
+	}
+	eadr := dax && platformEADR(eadrGlob)
+	mode, forced := fileMode(dax, eadr, c)
+	if c.count && mode == ModeMsync {
+		unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
+		return fail(fmt.Errorf("%w: traffic counters (Options.Counters) on %s, which is made durable with msync: force the PMem path (ForcePMem) or drop them", ErrUnsupported, path))
+	}
+	info := Info{Path: path, Mapping: "shared", PMem: dax, EADR: eadr, Forced: forced,
+		ReadOnly: o.ReadOnly, Prealloc: prealloc, Volatile: onTmpfs(f)}
+	if dax {
+		info.Mapping = "dax"
+	}
+	r := newRegion(mem, mode, c, info)
+	r.readOnly = o.ReadOnly
+	r.os = osMapping{file: f, mapped: true, sparse: o.Sparse}
+	return r, nil
+}
+
+// openFile opens path as Map's options say: created exclusively with
+// Create (which needs a Size), else an existing file (with Create and not
+// Exclusive, one that is there already), read-only or read-write. The file
+// must be a regular one.
+func openFile(path string, o *Options) (f *os.File, created bool, st fs.FileInfo, err error) {
 	flag := os.O_RDWR
 	if o.ReadOnly {
 		flag = os.O_RDONLY
 	}
-
-	var f *os.File
-	created := false
 	if o.Create {
 		if o.Size == 0 {
-			return nil, fmt.Errorf("%w: creating %s needs Options.Size", ErrInvalid, path)
+			return nil, false, nil, fmt.Errorf("%w: creating %s needs Options.Size", ErrInvalid, path)
+		}
+		perm := o.Perm
+		if perm == 0 {
+			perm = 0o644
 		}
 		f, err = os.OpenFile(path, flag|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
@@ -87,58 +129,72 @@ func Map(path string, opts *Options) (*Region, error) {
 		f, err = os.OpenFile(path, flag, 0)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("persist: %w", err) // "persist: open PATH: cause"
+		return nil, false, nil, fmt.Errorf("persist: %w", err) // "persist: open PATH: cause"
 	}
-	fail := func(err error) (*Region, error) {
+	if st, err = f.Stat(); err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is not a regular file (%v)", ErrUnsupported, path, st.Mode().Type())
+	} else if err != nil {
+		err = fmt.Errorf("persist: %w", err)
+	}
+	if err != nil {
 		f.Close()
 		if created {
 			os.Remove(path)
 		}
-		return nil, err
+		return nil, false, nil, err
 	}
+	return f, created, st, nil
+}
 
-	st, err := f.Stat()
-	if err != nil {
-		return fail(fmt.Errorf("persist: %w", err))
-	}
-	if !st.Mode().IsRegular() {
-		return fail(fmt.Errorf("%w: %s is not a regular file (%v)", ErrUnsupported, path, st.Mode().Type()))
-	}
-	size := o.Size
+// mapSize is the size rule of Map: a file it created gets want bytes; with
+// want 0 an existing file is mapped whole (have bytes, not empty, at most
+// an int); otherwise the file must hold the want bytes asked (ErrTooSmall).
+func mapSize(path string, want, have int64, created bool) (int64, error) {
 	switch {
 	case created:
-		if err := f.Truncate(size); err != nil {
-			return fail(fmt.Errorf("persist: size %s: %w", path, err))
-		}
-	case size == 0:
-		size = st.Size()
-		if size == 0 {
-			return fail(fmt.Errorf("%w: %s is empty; give Options.Size to map it", ErrInvalid, path))
-		}
-		if int64(int(size)) != size {
-			return fail(fmt.Errorf("%w: %s is %d bytes, more than an int", ErrInvalid, path, size))
-		}
-	case size > st.Size():
-		return fail(fmt.Errorf("%w: %s is %d bytes, %d asked", ErrTooSmall, path, st.Size(), size))
+		return want, nil
+	case want == 0 && have == 0:
+		return 0, fmt.Errorf("%w: %s is empty; give Options.Size to map it", ErrInvalid, path)
+	case want == 0 && int64(int(have)) != have:
+		return 0, fmt.Errorf("%w: %s is %d bytes, more than an int", ErrInvalid, path, have)
+	case want == 0:
+		return have, nil
+	case want > have:
+		return 0, fmt.Errorf("%w: %s is %d bytes, %d asked", ErrTooSmall, path, have, want)
 	}
+	return want, nil
+}
 
-	prealloc := false
+// prepareFile sizes a created file, preallocates what will be mapped
+// (unless read-only or Sparse; a file system without fallocate is not an
+// error), and syncs a created file and its directory.
+func prepareFile(f *os.File, path string, size int64, o *Options, created bool) (prealloc bool, err error) {
+	if created {
+		if err := f.Truncate(size); err != nil {
+			return false, fmt.Errorf("persist: size %s: %w", path, err)
+		}
+	}
 	if !o.ReadOnly && !o.Sparse {
 		if err := fallocate(int(f.Fd()), 0, 0, size); err == nil {
 			prealloc = true
 		} else if !errors.Is(err, unix.EOPNOTSUPP) {
-			return fail(fmt.Errorf("persist: preallocate %d bytes for %s: %w", size, path, err))
+			return false, fmt.Errorf("persist: preallocate %d bytes for %s: %w", size, path, err)
 		}
 	}
 	if created {
 		if err := f.Sync(); err != nil {
-			return fail(fmt.Errorf("persist: sync %s: %w", path, err))
+			return false, fmt.Errorf("persist: sync %s: %w", path, err)
 		}
 		if err := syncDir(filepath.Dir(path)); err != nil {
-			return fail(err)
+			return false, err
 		}
 	}
+	return prealloc, nil
+}
 
+// mapFile maps size bytes of f, with MAP_SYNC when the file system grants
+// it (dax: real PMem), else a shared mapping.
+func mapFile(f *os.File, size int64, o *Options) (mem []byte, dax bool, err error) {
 	prot := unix.PROT_READ
 	if !o.ReadOnly {
 		prot |= unix.PROT_WRITE
@@ -152,34 +208,34 @@ func Map(path string, opts *Options) (*Region, error) {
 	// the range it was to replace (mmap(2): "the old mapping may be lost"),
 	// and another thread (the Go runtime, the race detector) can be given
 	// that hole before the reservation around it is released — which the
-	// release would then unmap under it. On tmpfs this failed attempt
-	// crashed about 1 in 12 race-detector runs of the sort tests.
-	pmem := syncSupported(int(f.Fd()), prot)
-	flags := unix.MAP_SHARED | populate
-	if pmem {
-		flags = unix.MAP_SHARED_VALIDATE | unix.MAP_SYNC | populate
+	// release would then unmap under it (on tmpfs, under the race
+	// detector: commit 95715ba).
+	dax = syncSupported(int(f.Fd()), prot)
+	if dax {
+		mem, err = mapAligned(int(f.Fd()), int(size), prot, unix.MAP_SHARED_VALIDATE|unix.MAP_SYNC|populate)
+		if err == nil {
+			return mem, true, nil
+		}
 	}
-	mem, err := mapAligned(int(f.Fd()), int(size), prot, flags)
-	if err != nil && pmem {
-		pmem = false
-		mem, err = mapAligned(int(f.Fd()), int(size), prot, unix.MAP_SHARED|populate)
-	}
-	if err != nil {
-		return fail(fmt.Errorf("persist: mmap %s (%d bytes): %w", path, size, err))
-	}
+	mem, err = mapAligned(int(f.Fd()), int(size), prot, unix.MAP_SHARED|populate)
+	return mem, false, err
+}
 
-	info := Info{Path: path, Mapping: "shared", PMem: pmem, ReadOnly: o.ReadOnly, Prealloc: prealloc}
-	var mode Mode
+// fileMode is the durability mode of a file mapping, decided from what
+// the mapping is and the resolved options alone (TestFileMode has the
+// table): a DAX mapping flushes with instructions, or only fences on an
+// eADR platform or with FenceOnly; a forced mapping of an ordinary file
+// likewise (forced is then true); any other file is made durable with
+// msync, and so is a flush mapping in a build without flush instructions.
+func fileMode(dax, eadr bool, c config) (mode Mode, forced bool) {
 	switch {
-	case pmem:
-		info.Mapping = "dax"
-		info.EADR = platformEADR(eadrGlob)
+	case dax:
 		mode = ModeFlush
-		if c.fenceOnly || info.EADR {
+		if c.fenceOnly || eadr {
 			mode = ModeEADR
 		}
 	case c.force:
-		info.Forced = true
+		forced = true
 		mode = ModeFlush
 		if c.fenceOnly {
 			mode = ModeEADR
@@ -192,15 +248,7 @@ func Map(path string, opts *Options) (*Region, error) {
 		// kernel's msync is the only way to make the file durable.
 		mode = ModeMsync
 	}
-	if c.count && mode == ModeMsync {
-		unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)))
-		return fail(fmt.Errorf("%w: traffic counters (Options.Counters) on %s, which is made durable with msync: force the PMem path (ForcePMem) or drop them", ErrUnsupported, path))
-	}
-	info.Volatile = onTmpfs(f)
-	r := newRegion(mem, mode, c, info)
-	r.readOnly = o.ReadOnly
-	r.os = osMapping{file: f, mapped: true, sparse: o.Sparse}
-	return r, nil
+	return mode, forced
 }
 
 // Anonymous maps size bytes of anonymous memory. Nothing in it survives the

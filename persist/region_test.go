@@ -10,22 +10,14 @@ import (
 	"unsafe"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
 
-// shmDir returns a directory on tmpfs when there is one, so tests exercise
-// the mapping braid benchmarks on; else the test's temp dir.
-func shmDir(t testing.TB) string {
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		d, err := os.MkdirTemp("/dev/shm", "braid-test-")
-		if err == nil {
-			t.Cleanup(func() { os.RemoveAll(d) })
-			return d
-		}
-	}
-	return t.TempDir()
-}
+// shmDir is structtest.TempShm, for the tests that still call it by this
+// name (guard_linux_test.go).
+func shmDir(t testing.TB) string { return structtest.TempShm(t) }
 
 // flushMode is the mode of a forced or DAX file region: the flush path,
 // or msync when this build has no flush instruction (purego).
@@ -45,7 +37,7 @@ func mustMap(t testing.TB, path string, o *persist.Options) *persist.Region {
 }
 
 func TestMapCreateReopen(t *testing.T) {
-	dir := shmDir(t)
+	dir := structtest.TempShm(t)
 	path := filepath.Join(dir, "a.pm")
 	r, err := persist.Map(path, &persist.Options{Size: 1 << 20, Create: true, ForcePMem: true})
 	require.NoError(t, err)
@@ -77,7 +69,7 @@ func TestMapCreateReopen(t *testing.T) {
 }
 
 func TestMapErrors(t *testing.T) {
-	dir := shmDir(t)
+	dir := structtest.TempShm(t)
 	existing := filepath.Join(dir, "exists.pm")
 	require.NoError(t, os.WriteFile(existing, make([]byte, 8192), 0o644))
 	empty := filepath.Join(dir, "empty.pm")
@@ -133,7 +125,7 @@ func TestMapReadOnlyFileForWriting(t *testing.T) {
 }
 
 func TestReadOnlyRegion(t *testing.T) {
-	path := filepath.Join(shmDir(t), "ro.pm")
+	path := filepath.Join(structtest.TempShm(t), "ro.pm")
 	require.NoError(t, os.WriteFile(path, []byte("0123456789abcdef"), 0o644))
 	r := mustMap(t, path, &persist.Options{ReadOnly: true})
 	require.Equal(t, "0123456789abcdef", string(r.Bytes()))
@@ -164,7 +156,7 @@ func TestAnonymous(t *testing.T) {
 
 // modes lists every way a region can run on this machine.
 func modes(t *testing.T) map[string]func() *persist.Region {
-	dir := shmDir(t)
+	dir := structtest.TempShm(t)
 	m := map[string]func() *persist.Region{
 		"eadr": func() *persist.Region {
 			return mustMap(t, filepath.Join(dir, "eadr.pm"), &persist.Options{Size: 64 << 10, Create: true, ForcePMem: true, FenceOnly: true})
@@ -290,7 +282,7 @@ func TestRangeAndArgumentErrors(t *testing.T) {
 
 func TestEnvironmentOverrides(t *testing.T) {
 	t.Setenv("BRAID_FORCE_PMEM", "1")
-	path := filepath.Join(shmDir(t), "env.pm")
+	path := filepath.Join(structtest.TempShm(t), "env.pm")
 	r := mustMap(t, path, &persist.Options{Size: 4096, Create: true})
 	require.True(t, r.Info().Forced)
 	require.Equal(t, flushMode(), r.Info().Mode)
@@ -323,7 +315,7 @@ func TestEnvironmentOverrides(t *testing.T) {
 }
 
 func TestProfileThreshold(t *testing.T) {
-	dir := shmDir(t)
+	dir := structtest.TempShm(t)
 	p := &persist.Profile{Format: persist.ProfileFormat, MovntThreshold: 2048, SeqWrite: persist.Peak{GBs: 10, Threads: 4, Knee: 3}}
 	ppath := filepath.Join(dir, "profile.json")
 	require.NoError(t, p.Save(ppath))
@@ -409,7 +401,7 @@ func TestClaim(t *testing.T) {
 }
 
 func TestGrow(t *testing.T) {
-	path := filepath.Join(shmDir(t), "grow.pm")
+	path := filepath.Join(structtest.TempShm(t), "grow.pm")
 	r := mustMap(t, path, &persist.Options{Size: 4096, Create: true, ForcePMem: true})
 	copy(r.Bytes()[100:], "kept")
 	require.NoError(t, r.Grow(1<<20))
@@ -503,7 +495,7 @@ func TestSimulatedReports(t *testing.T) {
 // Large mappings start on a 2 MiB boundary, so DAX and THP can use huge
 // pages.
 func TestLargeMappingsAreHugeAligned(t *testing.T) {
-	r := mustMap(t, filepath.Join(shmDir(t), "big.pm"), &persist.Options{Size: 6 << 20, Create: true})
+	r := mustMap(t, filepath.Join(structtest.TempShm(t), "big.pm"), &persist.Options{Size: 6 << 20, Create: true})
 	require.Zero(t, uintptr(unsafe.Pointer(&r.Bytes()[0]))%(2<<20))
 	a, err := persist.Anonymous(4<<20+100, nil)
 	require.NoError(t, err)
