@@ -51,7 +51,7 @@ bench-fptree:
 
 # Side-by-side with PMDK (cgo, build tag pmdk): the same patterns through
 # persist and libpmem in one process, plus libpmemlog/blk/obj reference
-# figures (internal/pmdkbench). Installs the -dev packages when missing,
+# figures (bench/pmdk). Installs the -dev packages when missing,
 # checks that both sides do the same work, then runs the benchmarks in
 # PMDK_RUNS (default 5) separate processes — each maps its regions anew, so
 # where the kernel and hypervisor happen to place one process's memory does
@@ -60,14 +60,15 @@ bench-fptree:
 bench-pmdk:
 	@dpkg -s libpmem-dev libpmemlog-dev libpmemblk-dev libpmemobj-dev >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpmem-dev libpmemlog-dev libpmemblk-dev libpmemobj-dev)
 	@mkdir -p $(BIN)
-	PMEM_IS_PMEM_FORCE=1 $(GO) test -tags pmdk -count=1 ./internal/pmdkbench/
+	$(GO) vet -tags pmdk ./bench/pmdk/...
+	PMEM_IS_PMEM_FORCE=1 $(GO) test -tags pmdk -count=1 ./bench/pmdk/
 	@rm -f $(BIN)/bench-pmdk.txt; n=$${PMDK_RUNS:-5}; for i in $$(seq $$n); do \
-	  echo "== run $$i of $$n: PMEM_IS_PMEM_FORCE=1 $(GO) test -tags pmdk -run '^$$' -bench . -benchtime 1s -count 1 ./internal/pmdkbench/"; \
-	  { PMEM_IS_PMEM_FORCE=1 $(GO) test -tags pmdk -run '^$$' -bench . -benchtime 1s -count 1 ./internal/pmdkbench/; echo $$? > $(BIN)/bench-pmdk.rc; } 2>&1 | tee -a $(BIN)/bench-pmdk.txt; \
+	  echo "== run $$i of $$n: PMEM_IS_PMEM_FORCE=1 $(GO) test -tags pmdk -run '^$$' -bench . -benchtime 1s -count 1 ./bench/pmdk/"; \
+	  { PMEM_IS_PMEM_FORCE=1 $(GO) test -tags pmdk -run '^$$' -bench . -benchtime 1s -count 1 ./bench/pmdk/; echo $$? > $(BIN)/bench-pmdk.rc; } 2>&1 | tee -a $(BIN)/bench-pmdk.txt; \
 	  [ "$$(cat $(BIN)/bench-pmdk.rc)" = 0 ] || exit 1; \
 	done; rm -f $(BIN)/bench-pmdk.rc
 	@echo
-	$(GO) run ./internal/pmdkbench/compare $(BIN)/bench-pmdk.txt
+	$(GO) run ./bench/pmdk/compare $(BIN)/bench-pmdk.txt
 
 # Side-by-side with Go's stores (bench/kvpeers, a module of its own: make
 # test never builds the peers): the adapters' contract test, then YCSB

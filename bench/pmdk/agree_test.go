@@ -1,6 +1,6 @@
 //go:build pmdk
 
-package pmdkbench
+package pmdk
 
 import (
 	"bytes"

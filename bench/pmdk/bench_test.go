@@ -1,6 +1,6 @@
 //go:build pmdk
 
-package pmdkbench
+package pmdk
 
 import (
 	"flag"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/braid-pm/braid/internal/structtest"
 )
 
 // regionSize is the size of both copy/persist regions (issue 2: a 1 GiB
@@ -28,18 +30,10 @@ const (
 
 var copySizes = []int{64, 256, 1024, 4096, 65536, 1048576}
 
-// shmDir is where the benchmark files go: /dev/shm, else the temp dir.
-func shmDir() string {
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		return "/dev/shm"
-	}
-	return os.TempDir()
-}
-
 // benchFile names a file of this process; it is unlinked as soon as it is
 // mapped, so nothing is left behind even when the run is killed.
 func benchFile(what string) string {
-	return filepath.Join(shmDir(), fmt.Sprintf("braid-pmdkbench-%d-%s.pm", os.Getpid(), what))
+	return filepath.Join(structtest.ShmDir(), fmt.Sprintf("braid-pmdk-%d-%s.pm", os.Getpid(), what))
 }
 
 // Shared state of the run: the two regions are mapped in TestMain (so that
@@ -98,7 +92,7 @@ func mapRegions() error {
 	fmt.Printf("braid-region: %s\n", strings.TrimPrefix(info.String(), info.Path+": "))
 	fmt.Printf("libpmem-region: %s, is_pmem=%v, PMEM_IS_PMEM_FORCE=%s\n", byteString(regionSize), pmemRegion.IsPMem(), os.Getenv("PMEM_IS_PMEM_FORCE"))
 	if !pmemRegion.IsPMem() {
-		return fmt.Errorf("pmdkbench: libpmem does not take %s for PMem: set PMEM_IS_PMEM_FORCE=1", shmDir())
+		return fmt.Errorf("pmdk: libpmem does not take %s for PMem: set PMEM_IS_PMEM_FORCE=1", structtest.ShmDir())
 	}
 	return nil
 }

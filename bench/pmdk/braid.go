@@ -1,6 +1,6 @@
 //go:build pmdk
 
-package pmdkbench
+package pmdk
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func MapBraid(path string, size int) (*Region, error) {
 	r, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true, Exclusive: true, ForcePMem: true,
 		Sparse: true, NoPrefault: true})
 	if err != nil {
-		return nil, fmt.Errorf("pmdkbench: %w", err)
+		return nil, fmt.Errorf("pmdk: %w", err)
 	}
 	return &Region{r: r, mem: r.Bytes(), x: seed}, nil
 }
@@ -43,11 +43,12 @@ const prefaultChunk = 2 << 20
 // measured on. It alternates between the two every prefaultChunk bytes,
 // and which of them goes first in each pair, so that both get their
 // memory from the same stretch of the allocator: mapped and pre-faulted
-// one after the other, the second region streamed 3-4% faster at 64 KiB
-// on this VM whichever side it was (medians of 4 processes each way).
+// one after the other, the second region streamed faster whichever side it
+// was (BenchmarkCopyPersist/{braid,libpmem}/65536 shows it when the two
+// regions are pre-faulted one after the other instead).
 func Prefault(g *Region, p *PMem) error {
 	if len(g.mem) != p.size {
-		return fmt.Errorf("pmdkbench: regions of %d and %d bytes", len(g.mem), p.size)
+		return fmt.Errorf("pmdk: regions of %d and %d bytes", len(g.mem), p.size)
 	}
 	pm := p.Bytes()
 	for off, i := 0, 0; off < len(g.mem); off, i = off+prefaultChunk, i+1 {
@@ -57,11 +58,11 @@ func Prefault(g *Region, p *PMem) error {
 		if i%2 == 0 {
 			pmem()
 			if err := braid(); err != nil {
-				return fmt.Errorf("pmdkbench: %w", err)
+				return fmt.Errorf("pmdk: %w", err)
 			}
 		} else {
 			if err := braid(); err != nil {
-				return fmt.Errorf("pmdkbench: %w", err)
+				return fmt.Errorf("pmdk: %w", err)
 			}
 			pmem()
 		}

@@ -1,4 +1,4 @@
-// Package pmdkbench measures braid's persist package against PMDK (libpmem
+// Package pmdk measures braid's persist package against PMDK (libpmem
 // 1.12 and its pool libraries) in one process, with the same access
 // patterns on both sides, so that the two can be compared figure by figure.
 //
@@ -11,7 +11,7 @@
 // which installs the Debian packages when they are missing, checks that
 // both sides do the same work (the tests), runs
 //
-//	PMEM_IS_PMEM_FORCE=1 go test -tags pmdk -run '^$' -bench . -benchtime 1s -count 1 ./internal/pmdkbench/
+//	PMEM_IS_PMEM_FORCE=1 go test -tags pmdk -run '^$' -bench . -benchtime 1s -count 1 ./bench/pmdk/
 //
 // in PMDK_RUNS (default 5) separate processes — each maps its regions
 // anew, so where one process's memory happened to land does not bias
@@ -49,4 +49,4 @@
 // libpmem runs with PMEM_IS_PMEM_FORCE=1 (set by the test binary when the
 // environment does not already say so) and braid with ForcePMem: both take
 // the flush-instruction path on tmpfs.
-package pmdkbench
+package pmdk

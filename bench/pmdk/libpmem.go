@@ -1,6 +1,6 @@
 //go:build pmdk
 
-package pmdkbench
+package pmdk
 
 /*
 #cgo LDFLAGS: -lpmemobj -lpmemblk -lpmemlog -lpmem
@@ -31,14 +31,14 @@ type PMem struct {
 // pmem_map_file, sparse: Prefault allocates and writes it.
 func MapPMem(path string, size int) (*PMem, error) {
 	if size < 64 {
-		return nil, fmt.Errorf("pmdkbench: region of %d bytes", size)
+		return nil, fmt.Errorf("pmdk: region of %d bytes", size)
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var isPMem C.int
 	p, err := C.pb_map(cpath, C.size_t(size), &isPMem)
 	if p == nil {
-		return nil, fmt.Errorf("pmdkbench: pmem_map_file %s: %w", path, err)
+		return nil, fmt.Errorf("pmdk: pmem_map_file %s: %w", path, err)
 	}
 	return &PMem{base: p, size: size, isPMem: isPMem != 0, x: seed}, nil
 }
@@ -63,7 +63,7 @@ func (p *PMem) Close() error {
 	rc, err := C.pb_unmap(p.base, C.size_t(p.size))
 	p.base = nil
 	if rc != 0 {
-		return fmt.Errorf("pmdkbench: pmem_unmap: %w", err)
+		return fmt.Errorf("pmdk: pmem_unmap: %w", err)
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ func CreateLog(path string, poolSize int) (*Log, error) {
 	buf := make([]byte, 4096)
 	plp, err := C.pb_log_create(cpath, C.size_t(poolSize), cbytes(buf), C.size_t(len(buf)))
 	if plp == nil {
-		return nil, fmt.Errorf("pmdkbench: pmemlog_create %s: %w", path, err)
+		return nil, fmt.Errorf("pmdk: pmemlog_create %s: %w", path, err)
 	}
 	return &Log{plp: plp}, nil
 }
@@ -110,7 +110,7 @@ func CreateLog(path string, poolSize int) (*Log, error) {
 // Append runs n pmemlog_append of buf, rewinding the log when it is full.
 func (l *Log) Append(buf []byte, n int) error {
 	if rc, err := C.pb_log_append(l.plp, cbytes(buf), C.size_t(len(buf)), C.long(n)); rc != 0 {
-		return fmt.Errorf("pmdkbench: pmemlog_append: %w", err)
+		return fmt.Errorf("pmdk: pmemlog_append: %w", err)
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func CreateBlk(path string, bsize, poolSize int) (*Blk, error) {
 	buf := make([]byte, bsize)
 	pbp, err := C.pb_blk_create(cpath, C.size_t(bsize), C.size_t(poolSize), cbytes(buf))
 	if pbp == nil {
-		return nil, fmt.Errorf("pmdkbench: pmemblk_create %s: %w", path, err)
+		return nil, fmt.Errorf("pmdk: pmemblk_create %s: %w", path, err)
 	}
 	return &Blk{pbp: pbp}, nil
 }
@@ -140,7 +140,7 @@ func CreateBlk(path string, bsize, poolSize int) (*Blk, error) {
 // Write runs n pmemblk_write of buf (one block) to sequential blocks.
 func (b *Blk) Write(buf []byte, n int) error {
 	if rc, err := C.pb_blk_write(b.pbp, cbytes(buf), C.long(n), &b.next); rc != 0 {
-		return fmt.Errorf("pmdkbench: pmemblk_write: %w", err)
+		return fmt.Errorf("pmdk: pmemblk_write: %w", err)
 	}
 	return nil
 }
@@ -160,7 +160,7 @@ func CreateObj(path string, poolSize, rootSize int) (*Obj, error) {
 	defer C.free(unsafe.Pointer(cpath))
 	o, err := C.pb_obj_create(cpath, C.size_t(poolSize), C.size_t(rootSize))
 	if o == nil {
-		return nil, fmt.Errorf("pmdkbench: pmemobj_create %s: %w", path, err)
+		return nil, fmt.Errorf("pmdk: pmemobj_create %s: %w", path, err)
 	}
 	return &Obj{o: o}, nil
 }
@@ -169,7 +169,7 @@ func CreateObj(path string, poolSize, rootSize int) (*Obj, error) {
 // to the undo log and storing val there, at sequential offsets.
 func (o *Obj) Tx(val []byte, n int) error {
 	if C.pb_obj_tx(o.o, cbytes(val), C.size_t(len(val)), C.long(n), &o.off) != 0 {
-		return errors.New("pmdkbench: pmemobj transaction aborted")
+		return errors.New("pmdk: pmemobj transaction aborted")
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build pmdk
 
-// The C side of pmdkbench: each loop runs n iterations of one benchmark
+// The C side of bench/pmdk: each loop runs n iterations of one benchmark
 // with libpmem (or a PMDK pool library) and returns, so that one cgo call
 // covers a whole b.N batch.
 

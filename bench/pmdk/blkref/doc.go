@@ -5,7 +5,7 @@
 // Everything but this file is behind the pmdk build tag (cgo and
 // libpmemblk-dev, which `make test` must not need). Run it with
 //
-//	PMEM_IS_PMEM_FORCE=1 go test -tags pmdk -run TestVersusPMDK -v ./pagelog/internal/blkref/
+//	PMEM_IS_PMEM_FORCE=1 go test -tags pmdk -run TestVersusPMDK -v ./bench/pmdk/blkref/
 //
 // Every writer writes the same patterned page; with BLKREF_ZERO=1 a page
 // of zeros (which streams faster on some machines, this VM among them).

@@ -1,4 +1,4 @@
-// Command compare prints the output of the pmdkbench benchmarks (go test
+// Command compare prints the output of the bench/pmdk benchmarks (go test
 // -bench, any -count) as two tables: braid against libpmem for every
 // benchmark that has both sides (BenchmarkX/{braid,libpmem}/...), and the
 // PMDK reference figures. Each figure is the median of the runs, with the
@@ -6,8 +6,8 @@
 //
 // Usage:
 //
-//	go test -tags pmdk -run '^$' -bench . -count 5 ./internal/pmdkbench/ > out.txt
-//	go run ./internal/pmdkbench/compare out.txt
+//	go test -tags pmdk -run '^$' -bench . -count 5 ./bench/pmdk/ > out.txt
+//	go run ./bench/pmdk/compare out.txt
 //
 // With no file it reads standard input. Exit status 1 when no benchmark
 // line was found, 2 for bad usage.
