@@ -20,7 +20,6 @@ func fill(b []byte, seed uint64) {
 	}
 }
 
-
 func TestFootprint(t *testing.T) {
 	for _, c := range []struct{ size, stride int }{
 		{1, 64}, {8, 64}, {16, 64}, {24, 64}, {25, 128}, {28, 128}, {32, 128}, {56, 128},
