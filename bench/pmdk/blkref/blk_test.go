@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/pagelog"
-	"github.com/braid-pm/braid/persist"
 )
 
 const (
@@ -38,7 +38,7 @@ func TestVersusPMDK(t *testing.T) {
 	if os.Getenv("PMEM_IS_PMEM_FORCE") != "1" {
 		t.Skip("set PMEM_IS_PMEM_FORCE=1: tmpfs is not PMem")
 	}
-	dir := "/dev/shm"
+	dir := structtest.ShmDir()
 	blk, err := Create(filepath.Join(dir, fmt.Sprintf("blkref-%d.pool", os.Getpid())), 4096, poolSize)
 	require.NoError(t, err)
 	os.Remove(filepath.Join(dir, fmt.Sprintf("blkref-%d.pool", os.Getpid())))
@@ -48,11 +48,7 @@ func TestVersusPMDK(t *testing.T) {
 	o := &pagelog.Options{Pages: pages}
 	size, err := pagelog.Size(o)
 	require.NoError(t, err)
-	path := filepath.Join(dir, fmt.Sprintf("blkref-%d.pm", os.Getpid()))
-	r, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true, ForcePMem: true})
-	require.NoError(t, err)
-	os.Remove(path)
-	defer r.Close()
+	r := structtest.MapShm(t, size)
 	s, err := pagelog.Create(r, o)
 	require.NoError(t, err)
 	raw := r.Bytes()[r.Size()-pages*4096/2:] // the unsafe copy: half the pages, in the slots' area
@@ -60,11 +56,7 @@ func TestVersusPMDK(t *testing.T) {
 	oc := &pagelog.Options{Pages: pages, PayloadCRC: true}
 	size, err = pagelog.Size(oc)
 	require.NoError(t, err)
-	path = filepath.Join(dir, fmt.Sprintf("blkref-%d-crc.pm", os.Getpid()))
-	rc, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true, ForcePMem: true})
-	require.NoError(t, err)
-	os.Remove(path)
-	defer rc.Close()
+	rc := structtest.MapShm(t, size)
 	sc, err := pagelog.Create(rc, oc)
 	require.NoError(t, err)
 
