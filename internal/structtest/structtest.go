@@ -68,8 +68,8 @@ func MapShm(t testing.TB, size int) *persist.Region {
 
 // Shared maps one forced-PMem region per (name, size) for the life of the
 // test binary, for benchmarks that should not pay a fresh mapping's first
-// touches (up to 3 s/GB here) in every b.Run. It is never closed; the file
-// is unlinked at once.
+// touches (page faults and zeroing, seconds per GiB on a VM) in every
+// b.Run. It is never closed; the file is unlinked at once.
 func Shared(tb testing.TB, name string, size int) *persist.Region {
 	tb.Helper()
 	sharedMu.Lock()
