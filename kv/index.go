@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"hash/maphash"
 	"sync"
 	"time"
@@ -215,22 +214,35 @@ func (x *index) each(fn func(key string, l loc)) {
 	}
 }
 
-// scan walks the ordered index over [from, to).
+// scan walks the ordered index over [from, to) in chunks of scanChunk
+// entries: each chunk is copied under the lock and handed to fn after it
+// is released (fn reads values through the workers, which take the lock
+// to update the tree), so a scan costs what it returns, not the rest of
+// the tree.
 func (x *index) scan(from, to []byte, fn func(key string, l loc) bool) {
-	x.omu.RLock()
-	var items []oitem
-	x.order.Ascend(oitem{key: string(from)}, func(it oitem) bool {
-		if to != nil && bytes.Compare([]byte(it.key), to) >= 0 {
-			return false
+	const scanChunk = 64
+	next := string(from)
+	items := make([]oitem, 0, scanChunk)
+	for {
+		items = items[:0]
+		x.omu.RLock()
+		x.order.Ascend(oitem{key: next}, func(it oitem) bool {
+			if to != nil && it.key >= string(to) {
+				return false
+			}
+			items = append(items, it)
+			return len(items) < scanChunk
+		})
+		x.omu.RUnlock()
+		for _, it := range items {
+			if !fn(it.key, it.l) {
+				return
+			}
 		}
-		items = append(items, it)
-		return true
-	})
-	x.omu.RUnlock()
-	for _, it := range items {
-		if !fn(it.key, it.l) {
+		if len(items) < scanChunk {
 			return
 		}
+		next = items[len(items)-1].key + "\x00" // the smallest key after it
 	}
 }
 

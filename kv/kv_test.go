@@ -253,3 +253,29 @@ func TestCorrupt(t *testing.T) {
 	require.NoError(t, s.Check())
 	require.NoError(t, s.Close())
 }
+
+// TestScanChunks: scans across many chunks, stopping early and at bounds.
+func TestScanChunks(t *testing.T) {
+	o := testOptions(t, 1)
+	o.OrderedIndex = true
+	s := mustOpen(t, o)
+	defer s.Close()
+	var b Batch
+	for i := range 1000 {
+		b.Put(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "v%d", i))
+	}
+	require.NoError(t, s.Apply(&b))
+	n := 0
+	require.NoError(t, s.Scan([]byte("k0100"), nil, func(k, v []byte) bool {
+		require.Equal(t, fmt.Sprintf("k%04d", 100+n), string(k))
+		n++
+		return true
+	}))
+	require.Equal(t, 900, n)
+	n = 0
+	require.NoError(t, s.Scan([]byte("k0100"), []byte("k0300"), func(k, v []byte) bool { n++; return true }))
+	require.Equal(t, 200, n)
+	n = 0
+	require.NoError(t, s.Scan(nil, nil, func(k, v []byte) bool { n++; return n < 130 }))
+	require.Equal(t, 130, n)
+}
