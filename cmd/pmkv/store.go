@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/braid-pm/braid/kv"
 )
 
@@ -177,23 +175,6 @@ func countDevices(dir string) int {
 func hasFiles(dir string) bool {
 	es, err := os.ReadDir(dir)
 	return err == nil && len(es) > 0
-}
-
-// onTmpfs reports whether dir (or its nearest existing parent) is on
-// tmpfs, where the PMem path is the one braid benchmarks (nothing there
-// survives a reboot anyway).
-func onTmpfs(dir string) bool {
-	for {
-		var st unix.Statfs_t
-		if err := unix.Statfs(dir, &st); err == nil {
-			return st.Type == unix.TMPFS_MAGIC
-		}
-		if p := filepath.Dir(dir); p != dir {
-			dir = p
-			continue
-		}
-		return false
-	}
 }
 
 func pathErr(err error) error {
