@@ -30,8 +30,8 @@ type Domain interface {
 // mode selects the platform simulated: ModeFlush (flush instructions),
 // ModeEADR (fences only) or ModeMsync (each Flush syncs whole pages and
 // fences). Copy and Set report streaming stores to d exactly as the
-// hardware path issues them. Of opts only MovntThreshold, NoMovnt and
-// Counters apply; the environment is not read, so a simulation replays the same
+// hardware path issues them. Of opts only MovntThreshold, NoMovnt,
+// Counters and Device apply (BRAID_DEVICE is not read either); the environment is not read, so a simulation replays the same
 // way wherever it runs.
 func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, error) {
 	if d == nil {
@@ -62,6 +62,9 @@ func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, erro
 	if counters {
 		r.count()
 	}
+	if opts != nil {
+		r.emulate(opts.Device)
+	}
 	return r, nil
 }
 
@@ -72,6 +75,9 @@ func (r *Region) Domain() Domain {
 			return nil
 		}
 		return c.inner
+	}
+	if _, ok := r.dom.(*realDomain); ok {
+		return nil
 	}
 	return r.dom
 }

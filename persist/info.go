@@ -24,9 +24,10 @@ type Info struct {
 	NT        string     // streaming-store path: "avx512", "avx2", "sse2", "off"
 	Threshold int        // Copy/Set use streaming stores from this many bytes (0 when NT is off)
 	ReadOnly  bool
-	Prealloc  bool // every block allocated up front (no SIGBUS on a full disk)
-	Closed    bool // the region was closed (Info taken after Close)
-	Counters  bool // the region counts its media traffic (Options.Counters)
+	Prealloc  bool   // every block allocated up front (no SIGBUS on a full disk)
+	Closed    bool   // the region was closed (Info taken after Close)
+	Counters  bool   // the region counts its media traffic (Options.Counters)
+	Device    string // the emulated device it charges (Options.Device, BRAID_DEVICE); "" for none
 }
 
 func (i Info) String() string {
@@ -63,6 +64,9 @@ func (i Info) String() string {
 	}
 	if i.Counters {
 		b.WriteString(", traffic counted")
+	}
+	if i.Device != "" {
+		fmt.Fprintf(&b, ", emulating device %s", i.Device)
 	}
 	if i.Closed {
 		b.WriteString(", closed")
@@ -118,6 +122,7 @@ func newRegion(mem []byte, mode Mode, c config, info Info) *Region {
 	if c.count {
 		r.count()
 	}
+	r.emulate(c.dev)
 	return r
 }
 

@@ -138,6 +138,16 @@ type Options struct {
 	// not count pays nothing for the option. Not for a file in msync mode
 	// (Map returns ErrUnsupported: force the PMem path, or drop it).
 	Counters bool
+	// Device is an emulated device (NewDevice) that the region charges
+	// for its writes (Copy, Set, Flush, Persist) and for the reads it is
+	// told of (ReadSeq, ReadRand, ReadRandN, ReadStrided, Load): the
+	// calling goroutine sleeps for the device time its bytes cost. Regions
+	// of one device share one *Device. Nil means BRAID_DEVICE: a shipped
+	// profile's name (DeviceNames) or a profile file with a model, one
+	// device for every region of the process that names it; unset, "" or
+	// "dram" means none. A region without a device runs the code it ran
+	// before the option existed.
+	Device *Device
 }
 
 // Validate reports the first problem with the options, wrapping ErrInvalid.
@@ -178,7 +188,8 @@ type config struct {
 	flush            FlushInstr
 	ntMin            int // streaming stores from this size; noNT when off
 	ntOff            bool
-	count            bool // Options.Counters
+	count            bool    // Options.Counters
+	dev              *Device // Options.Device or BRAID_DEVICE
 }
 
 const noNT = int(^uint(0) >> 1)
@@ -216,6 +227,12 @@ func resolve(o *Options) (config, error) {
 		return b
 	}
 	c.count = o.Counters
+	c.dev = o.Device
+	if c.dev == nil {
+		if c.dev, err = envDevice(); err != nil {
+			return c, err
+		}
+	}
 	c.force = o.ForcePMem || get("BRAID_FORCE_PMEM")
 	c.fenceOnly = o.FenceOnly || get("BRAID_NO_FLUSH")
 	noCLWB, noOpt := get("BRAID_NO_CLWB"), get("BRAID_NO_CLFLUSHOPT")

@@ -10,7 +10,9 @@ import (
 )
 
 // ProfileFormat is the version of the profile JSON this package writes.
-const ProfileFormat = 1
+// Format 2 added Source and Model (the device model an emulated Device
+// runs); a format-1 profile is still read, without a model.
+const ProfileFormat = 2
 
 // A Profile is what cmd/pmbench measured on one device: bandwidth and
 // latency per access type, size and thread count, and the summary that the
@@ -40,6 +42,15 @@ type Profile struct {
 	PersistNs float64 `json:"persist_ns"`
 
 	Points []Point `json:"points,omitempty"` // every measurement
+
+	// Source says where the figures come from: the papers of a shipped
+	// profile (DeviceProfile), "measured by pmbench" for a measured one.
+	Source string `json:"source,omitempty"`
+	// Model is the device model that NewDevice emulates: bandwidth per
+	// access type as a function of the number of concurrent accessors,
+	// the internal access granularity and latencies. Nil for a profile
+	// without one (format 1, or the dram profile: nothing to emulate).
+	Model *Model `json:"model,omitempty"`
 }
 
 // Peak summarizes one access type over thread counts.
@@ -61,8 +72,8 @@ type Point struct {
 
 // Validate checks that a profile is usable.
 func (p *Profile) Validate() error {
-	if p.Format != ProfileFormat {
-		return fmt.Errorf("%w: profile format %d, this build reads %d", ErrInvalid, p.Format, ProfileFormat)
+	if p.Format < 1 || p.Format > ProfileFormat {
+		return fmt.Errorf("%w: profile format %d, this build reads 1 to %d", ErrInvalid, p.Format, ProfileFormat)
 	}
 	for name, pk := range map[string]Peak{"seq_read": p.SeqRead, "rand_read": p.RandRead, "seq_write": p.SeqWrite, "rand_write": p.RandWrite} {
 		if pk.GBs < 0 || pk.Threads < 0 || pk.Knee < 0 {
@@ -71,6 +82,17 @@ func (p *Profile) Validate() error {
 	}
 	if p.MovntThreshold < 0 || p.Interference < 0 {
 		return fmt.Errorf("%w: profile has negative movnt_threshold or interference", ErrInvalid)
+	}
+	if p.Model != nil {
+		if p.Format < 2 {
+			return fmt.Errorf("%w: profile format %d has no model (format 2 added it)", ErrInvalid, p.Format)
+		}
+		if err := p.Model.validate(); err != nil {
+			return err
+		}
+		if p.Interference > 1 {
+			return fmt.Errorf("%w: profile interference %g: the read bandwidth next to writers over alone is at most 1", ErrInvalid, p.Interference)
+		}
 	}
 	return nil
 }

@@ -67,6 +67,8 @@ type Region struct {
 	claimMu sync.Mutex
 	claims  []claim
 	claimN  uint64
+
+	dev *Device // the emulated device charged (device_region.go), nil for none
 }
 
 // Bytes returns the mapped memory. The slice is valid until Close or Grow.
@@ -243,6 +245,9 @@ func (r *Region) persist(b []byte) error {
 
 // flushSlow is Flush for msync and simulated regions.
 func (r *Region) flushSlow(off, n int) error {
+	if r.dev != nil {
+		r.charged(off, n)
+	}
 	if r.kind == kSim {
 		if r.mode == ModeMsync {
 			lo, hi := pageSpan(off, n)
@@ -437,6 +442,9 @@ func (r *Region) drainUnless(flags Flags) error {
 func (r *Region) writtenSlow(off, n int, nt bool) error {
 	if r.kind != kSim || r.mode != ModeFlush || !nt {
 		return r.flushSlow(off, n)
+	}
+	if r.dev != nil {
+		r.charged(off, n)
 	}
 	// Mirror asm's contract: whole words inside the range were streamed,
 	// partial words at the edges were stored and their lines flushed.
