@@ -163,9 +163,9 @@ func (b *benchFlags) check(fs *flag.FlagSet) (*plan, error) {
 		}
 	}
 	if b.sf.dir == "" && b.sf.devices == "" {
-		d, err := os.MkdirTemp(shmDir(), "pmkv-bench-")
+		d, err := os.MkdirTemp(benchTempRoot(), "pmkv-bench-")
 		if err != nil {
-			return nil, usagef("temporary store under %s: %v", shmDir(), err)
+			return nil, usagef("temporary store under %s: %v", benchTempRoot(), err)
 		}
 		p.tempDir, b.sf.dir = d, d
 	} else if o, err := b.sf.options(true); err != nil {
@@ -175,6 +175,11 @@ func (b *benchFlags) check(fs *flag.FlagSet) (*plan, error) {
 	}
 	return p, nil
 }
+
+// benchTempRoot is where bench makes its temporary store when no -dir is
+// given: shmDir. Tests point it at a directory of their own, so that what
+// they find left there is theirs and not another process's.
+var benchTempRoot = shmDir
 
 func shmDir() string {
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {

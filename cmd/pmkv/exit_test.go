@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -96,7 +97,12 @@ func TestExitStatuses(t *testing.T) {
 			msg  string
 		}{[]string{"get", "-dir", foreign, "k"}, 1, "pmkv get: "})
 	}
-	before, _ := filepath.Glob(filepath.Join(shmDir(), "pmkv-bench-*"))
+	// bench's temporary stores go to a directory of this test's, so that
+	// another pmkv on the machine cannot make the check below fail.
+	root := structtest.TempShm(t)
+	defer func(f func() string) { benchTempRoot = f }(benchTempRoot)
+	benchTempRoot = func() string { return root }
+	before, _ := filepath.Glob(filepath.Join(root, "pmkv-bench-*"))
 	for _, c := range cases {
 		code, stdout, msg := pmkv(t, c.args...)
 		require.Equal(t, c.code, code, "%v: %s", c.args, msg)
@@ -112,6 +118,6 @@ func TestExitStatuses(t *testing.T) {
 		}
 		require.NoDirExists(t, missing, "%v", c.args)
 	}
-	after, _ := filepath.Glob(filepath.Join(shmDir(), "pmkv-bench-*"))
+	after, _ := filepath.Glob(filepath.Join(root, "pmkv-bench-*"))
 	require.Equal(t, before, after, "temporary bench stores left")
 }
