@@ -219,6 +219,9 @@ func (e *emitter) emit(entries []uint64, n int64) error {
 			err = parallelChunks(j.ctx, j.s.pools.Readers, int(parts), func(part int) error {
 				lo, hi := c*int64(part)/parts, c*int64(part+1)/parts
 				gatherKLV(buf, chunk, offs, lo, hi, e.src, l)
+				if hi > lo {
+					e.declareGather(hi-lo, int(bytes/c))
+				}
 				return nil
 			})
 		}
@@ -277,17 +280,20 @@ func (j *job) putParallel(out *mapped, off int64, b []byte) error {
 	})
 }
 
-// copyParallel copies src into dst (DRAM) with the reader pool.
-func (j *job) copyParallel(dst, src []byte) error {
+// copyParallel copies src, a range of from, into dst (DRAM) with the
+// reader pool.
+func (j *job) copyParallel(dst, src []byte, from *mapped) error {
 	r := j.s.pools.Readers
 	n := int64(len(src))
 	if r <= 1 || n < 256<<10 {
 		copy(dst, src)
+		from.readSeq(src)
 		return nil
 	}
 	return parallelChunks(j.ctx, r, r, func(i int) error {
 		lo, hi := n*int64(i)/int64(r), n*int64(i+1)/int64(r)
 		copy(dst[lo:hi], src[lo:hi])
+		from.readSeq(src[lo:hi])
 		return nil
 	})
 }

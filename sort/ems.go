@@ -70,7 +70,7 @@ func (j *job) emsRun(off int64, runBuf []byte, idxBuf []uint64, bufs [][]byte, o
 		src.src = runBuf
 	}
 	j.ph.start(phRunRead)
-	err := j.copyParallel(runBuf[:end-off], j.src[off:end])
+	err := j.copyParallel(runBuf[:end-off], j.src[off:end], j.in)
 	j.ph.stop()
 	if err != nil {
 		return 0, err
@@ -177,7 +177,7 @@ func (j *job) ensure(r *recordRun, need int) bool {
 	}
 	n := copy(r.share, r.share[r.pos:r.end])
 	c := min(int64(len(r.share)-n), left)
-	_ = j.copyParallel(r.share[n:n+int(c)], r.body[r.next:r.next+c])
+	_ = j.copyParallel(r.share[n:n+int(c)], r.body[r.next:r.next+c], r.m)
 	r.next += c
 	r.pos, r.end = 0, n+int(c)
 	j.ph.stop()

@@ -33,6 +33,7 @@ func (e *emitter) gatherFixed(buf []byte, chunk []uint64, c int64) error {
 		return parallelChunks(j.ctx, int(g.parts), int(g.parts), func(part int) error {
 			lo, hi := g.split(part)
 			gatherKeyOrder(buf, chunk, lo, hi, e.src, l, j.rs)
+			e.declareGather(hi-lo, j.rs-l.k)
 			return nil
 		})
 	}
@@ -170,6 +171,7 @@ func (e *emitter) gatherBuckets(g *bucketGather, starts []uint32) error {
 		} else {
 			gatherValues(g.buf, g.order[lo:hi], e.src, r, k)
 		}
+		e.declareGather(int64(hi-lo), int(r-k))
 		return nil
 	})
 }

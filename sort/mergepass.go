@@ -49,6 +49,7 @@ func (j *job) refill(r *entryRun) error {
 	}
 	err := parallelChunks(j.ctx, int(parts), int(parts), func(i int) error {
 		lo, hi := n*int64(i)/parts, n*int64(i+1)/parts
+		r.m.readSeq(src[lo*e : hi*e])
 		l.unpackRun(dst[lo*int64(w):hi*int64(w)], src[lo*e:hi*e])
 		return nil
 	})
@@ -104,6 +105,7 @@ func (j *job) entryRunFile(main []byte, first, n, off int64, runs *[]*entryRun) 
 		src, off = j.klvSource(j.src, off, n, j.size, j.s.pools.Readers)
 		j.ph.stop()
 	}
+	src.in = j.in
 	idx := words(main[:n*ew])
 	var scratch []uint64
 	if int64(len(main)) >= 2*n*ew {

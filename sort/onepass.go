@@ -28,6 +28,7 @@ func (j *job) onePass() error {
 		src, _ = j.klvSource(j.src, 0, j.n, j.size, j.s.pools.Readers)
 		j.ph.stop()
 	}
+	src.in = j.in
 	if err := j.s.indexer.build(j.ctx, &src, idx, scratch); err != nil {
 		return err
 	}

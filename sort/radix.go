@@ -41,6 +41,9 @@ type source struct {
 	// KLV: parts from klvSource.
 	parts []klvPart
 	n     int64 // records in the run
+	// in is the mapped file src lies in, to which the key reads are
+	// declared (device.go); nil when src is in DRAM.
+	in *mapped
 }
 
 // klvPart is a slice of a KLV run: n records starting at byte off.
@@ -179,6 +182,7 @@ func unsorted(l *layout, idx []uint64) int {
 func (x *indexer) readKeys(s *source, pt klvPart, dst []uint64, h []uint32, digit func([]byte) uint) {
 	l := &x.l
 	w := l.w
+	s.declareKeys(pt, l.k)
 	if s.parts == nil {
 		src, rs := s.src, int64(s.rs)
 		if l.wide() && l.k == 10 && !x.generic {

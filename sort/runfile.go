@@ -129,7 +129,7 @@ func (j *job) newRunFile(size int64) (*mapped, error) {
 		return nil, fmt.Errorf("sort: injected failure creating run %d", len(j.temps))
 	}
 	name := filepath.Join(j.tmpDir, fmt.Sprintf("pmsort-run-%s-%d", randSuffix(), len(j.temps)))
-	m, err := createMapped(name, size, j.s.o.ForcePMem)
+	m, err := createMappedOn(name, name, size, j.s.o.ForcePMem, j.s.device())
 	if err != nil {
 		return nil, fmt.Errorf("sort: run file: %w", err)
 	}

@@ -91,6 +91,11 @@ type Options struct {
 	// Progress, if set, is called from the sorting goroutine with the
 	// number of output bytes written so far and the total.
 	Progress func(done, total int64)
+	// Device is the emulated device the input, run and output files are
+	// mapped on (persist.Options.Device): their writes and the sorter's
+	// reads (key gather, run loads, value gather) are charged to it. Nil:
+	// BRAID_DEVICE's, or none.
+	Device *persist.Device
 }
 
 // Validate checks the options.
@@ -314,7 +319,7 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 		}
 	}()
 	j.ph.start(phOther)
-	if j.in, err = openMapped(in); err != nil {
+	if j.in, err = openMappedOn(in, s.device()); err != nil {
 		return nil, err
 	}
 	defer j.in.close()
@@ -347,7 +352,7 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	defer j.removeTemps()
 
 	tmpOut := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".pmsort-"+randSuffix()+".tmp")
-	if j.out, err = createMappedAs(tmpOut, "output "+out, j.size, s.o.ForcePMem); err != nil {
+	if j.out, err = createMappedOn(tmpOut, "output "+out, j.size, s.o.ForcePMem, s.device()); err != nil {
 		return nil, err
 	}
 	if j.out.r != nil {

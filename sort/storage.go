@@ -54,6 +54,12 @@ func createMapped(path string, size int64, force bool) (*mapped, error) {
 // createMappedAs is createMapped with errors that name the file as label
 // (the final name of an output written under a temporary one).
 func createMappedAs(path, label string, size int64, force bool) (*mapped, error) {
+	return createMappedOn(path, label, size, force, nil)
+}
+
+// createMappedOn is createMappedAs on an emulated device (nil: none, or
+// BRAID_DEVICE's).
+func createMappedOn(path, label string, size int64, force bool, dev *persist.Device) (*mapped, error) {
 	if size == 0 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
@@ -67,7 +73,7 @@ func createMappedAs(path, label string, size int64, force bool) (*mapped, error)
 	}
 	sparse := canPopulate() && dirOnTmpfs(dir)
 	r, err := persist.Map(path, &persist.Options{Size: size, Create: true, Exclusive: true, ForcePMem: force,
-		NoPrefault: true, Sparse: sparse})
+		NoPrefault: true, Sparse: sparse, Device: dev})
 	if err != nil {
 		return nil, fmt.Errorf("create %s (%d bytes): %w", label, size, err)
 	}
@@ -75,7 +81,11 @@ func createMappedAs(path, label string, size int64, force bool) (*mapped, error)
 }
 
 // openMapped maps an existing file read-only. Its errors name the file.
-func openMapped(path string) (*mapped, error) {
+func openMapped(path string) (*mapped, error) { return openMappedOn(path, nil) }
+
+// openMappedOn is openMapped on an emulated device (nil: none, or
+// BRAID_DEVICE's).
+func openMappedOn(path string, dev *persist.Device) (*mapped, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, &fileError{path, pathCause(err)}
@@ -88,7 +98,7 @@ func openMapped(path string) (*mapped, error) {
 	}
 	// Not prefaulted: the reader pool faults the pages in as it reads
 	// them, in parallel, instead of one MAP_POPULATE thread up front.
-	r, err := persist.Map(path, &persist.Options{ReadOnly: true, NoPrefault: true})
+	r, err := persist.Map(path, &persist.Options{ReadOnly: true, NoPrefault: true, Device: dev})
 	if err != nil {
 		return nil, fmt.Errorf("sort: map %s: %w", path, err)
 	}
