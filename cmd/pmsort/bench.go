@@ -21,7 +21,8 @@ import (
 )
 
 const benchUsage = `[-n RECORDS] [-dir DIR] [-runs N] [-modes ems,onepass,mergepass] [-mem SIZE] [-mpmem SIZE]
-       [-gnu] [-cold] [-json] [-tmp DIR] [pool and buffer flags]
+       [-gnu] [-cold] [-json] [-tmp DIR] [-device NAME|FILE] [-sweep-writers 1,2,4,8] [-plot FILE.svg]
+       [pool and buffer flags]
 
 Generates RECORDS gensort records in DIR (default /dev/shm), sorts them with
 EMS, OnePass and MergePass (forced by the small budget -mpmem), validates
@@ -32,7 +33,13 @@ on tmpfs nothing is durable anyway). Each mode keeps one Sorter, so its
 buffers are reused from run to run; the previous output is removed before
 each timed run, as for GNU sort. -gnu also times
 'LC_ALL=C sort -S 4G --parallel=2' and pmsort on the ASCII form of the same
-records; -cold times 'pmsort sort -mode onepass' as a fresh process.`
+records; -cold times 'pmsort sort -mode onepass' as a fresh process.
+
+-device runs every sort on an emulated device (persist's profiles, e.g.
+optane-1dimm; a fresh device per mode); a mode named with -overlap
+(onepass-overlap) overlaps reads and writes; -sweep-writers times OnePass
+once more for each writer pool size; -plot draws the best runs' phases as
+stacked bars, in SVG and, beside it, PNG.`
 
 type benchResult struct {
 	Name    string    `json:"name"`
@@ -74,6 +81,8 @@ type benchConfig struct {
 	cpuProfile string
 	mem, mpmem byteSize // the budgets of EMS and OnePass, and of MergePass
 	sf         sortFlags
+	sweep      []int  // -sweep-writers
+	plot       string // -plot
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -124,10 +133,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(results)
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+		return c.drawPlot(io.Discard, results)
 	}
 	printBench(stdout, results, inSum)
-	return nil
+	return c.drawPlot(stdout, results)
 }
 
 // parseBench parses and checks bench's flags, and every mode's options,
@@ -145,6 +157,8 @@ func parseBench(args []string, stdout io.Writer) (*benchConfig, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the generated input files")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed sorts to this file")
 	fs.Var(&c.mpmem, "mpmem", "budget that forces MergePass (0: a quarter of the IndexMap plus 8MiB)")
+	sweep := fs.String("sweep-writers", "", "also time OnePass with each of these writer pool sizes, e.g. 1,2,3,4,6,8,16")
+	fs.StringVar(&c.plot, "plot", "", "draw the phases of the best runs to this SVG file (and a PNG beside it)")
 	c.sf.register(fs, true)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -152,7 +166,10 @@ func parseBench(args []string, stdout io.Writer) (*benchConfig, error) {
 	if fs.NArg() != 0 {
 		return nil, usagef("unexpected arguments: %v", fs.Args())
 	}
-	if err := pathFlags(fs, "dir", "tmp", "profile", "cpuprofile"); err != nil {
+	if err := pathFlags(fs, "dir", "tmp", "profile", "cpuprofile", "plot"); err != nil {
+		return nil, err
+	}
+	if err := c.parseDeviceFlags(*sweep); err != nil {
 		return nil, err
 	}
 	if c.n < 1 {
@@ -167,17 +184,24 @@ func parseBench(args []string, stdout io.Writer) (*benchConfig, error) {
 	}
 	c.bytes = int64(size)
 	for _, m := range strings.Split(*modes, ",") {
-		switch strings.TrimSpace(m) {
+		name, overlap := strings.CutSuffix(strings.TrimSpace(m), "-overlap")
+		var bm benchMode
+		switch name {
 		case "ems":
-			c.plan = append(c.plan, benchMode{"EMS", sort.EMS})
+			bm = benchMode{"EMS", sort.EMS, false, 0}
 		case "onepass":
-			c.plan = append(c.plan, benchMode{"OnePass", sort.OnePass})
+			bm = benchMode{"OnePass", sort.OnePass, false, 0}
 		case "mergepass":
-			c.plan = append(c.plan, benchMode{"MergePass", sort.MergePass})
+			bm = benchMode{"MergePass", sort.MergePass, false, 0}
 		default:
-			return nil, usagef("-modes: unknown mode %q (want ems, onepass, mergepass)", m)
+			return nil, usagef("-modes: unknown mode %q (want ems, onepass, mergepass, each with -overlap or not)", m)
 		}
+		if overlap {
+			bm.name, bm.overlap = bm.name+"-overlap", true
+		}
+		c.plan = append(c.plan, bm)
 	}
+	c.plan = append(c.plan, c.sweepModes()...)
 	if err := benchSpace(c.dir, c.sf.tmp, c.bytes, c.gnu); err != nil {
 		return nil, err
 	}
@@ -199,7 +223,12 @@ func (c *benchConfig) modeOptions(m benchMode) (*sort.Options, error) {
 	if m.mode == sort.MergePass {
 		c.sf.mem = c.mpmem
 	}
-	return c.sf.options()
+	sf := c.sf
+	sf.overlap = sf.overlap || m.overlap
+	if m.writers > 0 {
+		sf.writers = m.writers
+	}
+	return sf.options()
 }
 
 // checkModes builds every mode's sorter once, so that a budget too small
@@ -343,8 +372,10 @@ func printBench(stdout io.Writer, results []*benchResult, inSum *sort.Summary) {
 }
 
 type benchMode struct {
-	name string
-	mode sort.Mode
+	name    string
+	mode    sort.Mode
+	overlap bool // reads and writes overlapped
+	writers int  // writer pool size (-sweep-writers); 0: the flags'
 }
 
 // benchSpace fails fast when dir (and tmp) is not a writable directory

@@ -18,7 +18,7 @@ import (
 
 const sortUsage = `-i IN -o OUT [-mode auto|onepass|mergepass|ems] [-mem SIZE] [-tmp DIR] [-json] [-f]
        [-readers N] [-writers N] [-sorters N] [-profile FILE] [-overlap] [-ptr 5|8] [-wbuf SIZE]
-       [-key K -value V | -klv -key K]
+       [-device NAME|FILE] [-key K -value V | -klv -key K]
 
 -mem bounds the sorter's DRAM buffers: anonymous memory (RssAnon in
 /proc/PID/status). Peak RSS as /usr/bin/time -v reports it also counts the
@@ -44,6 +44,7 @@ type sortFlags struct {
 	writers     int
 	sorters     int
 	profile     string
+	device      string
 	overlap     bool
 	force       bool
 	forcePMem   bool
@@ -70,6 +71,7 @@ func (f *sortFlags) register(fs *flag.FlagSet, bench bool) {
 	fs.IntVar(&f.sorters, "sorters", 0, "sorter pool size (0: all CPUs)")
 	fs.StringVar(&f.profile, "profile", "", "device profile written by pmbench (default: $BRAID_PROFILE)")
 	fs.BoolVar(&f.overlap, "overlap", false, "overlap reads and writes (default: interference-aware, never both at once)")
+	fs.StringVar(&f.device, "device", "", "emulated device: "+deviceNames()+", or a profile file with a model (default: $BRAID_DEVICE)")
 }
 
 // options builds and checks the sorter's options; bad values are bad
@@ -103,6 +105,9 @@ func (f *sortFlags) options() (*sort.Options, error) {
 			return nil, usagef("%s: %v", from, err)
 		}
 		o.Profile, o.ProfileName = p, name
+	}
+	if err := f.applyDevice(o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
