@@ -18,7 +18,9 @@ type Domain interface {
 	// their content at this moment becomes durable at the next Fence.
 	Flush(off, n int)
 	// Stream: the 8-byte words of [off, off+n) (off and n multiples of 8)
-	// were written with streaming stores; durable at the next Fence.
+	// were written with streaming stores, each word whole; durable at the
+	// next Fence. (Also told in ModeEADR, where a fence makes every store
+	// durable anyway.)
 	Stream(off, n int)
 	// Fence: an SFENCE; what was flushed or streamed is now durable.
 	Fence()

@@ -440,7 +440,7 @@ func (r *Region) drainUnless(flags Flags) error {
 // writtenSlow tells an msync or simulated region that [off, off+n) was
 // written by Copy or Set.
 func (r *Region) writtenSlow(off, n int, nt bool) error {
-	if r.kind != kSim || r.mode != ModeFlush || !nt {
+	if r.kind != kSim || r.mode == ModeMsync || !nt {
 		return r.flushSlow(off, n)
 	}
 	if r.dev != nil {
@@ -448,10 +448,15 @@ func (r *Region) writtenSlow(off, n int, nt bool) error {
 	}
 	// Mirror asm's contract: whole words inside the range were streamed,
 	// partial words at the edges were stored and their lines flushed.
+	// eADR streams too (the domain learns which words were stored whole)
+	// but flushes nothing.
 	lo := (off + 7) &^ 7
 	hi := (off + n) &^ 7
 	if hi > lo {
 		r.dom.Stream(lo, hi-lo)
+	}
+	if r.mode == ModeEADR {
+		return nil
 	}
 	if lo > off {
 		r.dom.Flush(off, 1)
@@ -513,6 +518,9 @@ func Store64(b []byte, v uint64) {
 		*(*uint64)(p) = v // one store; see store64
 	} else {
 		store64(p, v)
+	}
+	if w := watching.Load(); w != nil {
+		watched(w, p, v) // a crash simulator notes the atomic store (watch.go)
 	}
 }
 

@@ -18,9 +18,17 @@ type Config struct {
 	// Flush syncs whole pages).
 	Mode persist.Mode
 	// LineAtomic makes whole 64-byte lines the unit that survives a crash
-	// or not (lines are written back whole). The default is stricter: only
-	// aligned 8-byte words are atomic, as the hardware guarantees.
+	// or not (lines are written back whole, and do not tear). The default
+	// is stricter: only aligned 8-byte words are atomic, as the hardware
+	// guarantees, and of those only the ones the code wrote atomically
+	// (see Tear).
 	LineAtomic bool
+	// Tear says how a dirty word that was not written with one atomic
+	// 8-byte store (persist.Store64, or a streaming store of Copy/Set) may
+	// be found after a crash: besides its old and new values, with only
+	// some of its bytes changed. The default (TearDefault) is Tear4;
+	// TearOff keeps every aligned word whole. Ignored with LineAtomic.
+	Tear Tear
 	// Points selects the crash points; 0 means AtFences|AtEnd. Crash
 	// points marked with Run.Crash are always tested.
 	Points Points
@@ -28,20 +36,45 @@ type Config struct {
 	// numbers (1 is the first fence of the workload).
 	Fences []int
 	// SampleFences, when > 0, tests only this many fences, chosen with
-	// Seed (the workload is run once more beforehand to count them).
+	// Seed (the workload is run once more beforehand to count them and
+	// tell them apart): first one fence of every distinct call stack and
+	// dirty-set shape, rarest first, then seeded random fences.
 	SampleFences int
-	// PerStack tests only the first fence of every distinct call stack.
+	// PerStack tests only the first fence of every distinct call stack
+	// and dirty-set shape (see Shape).
 	PerStack bool
-	// MaxImages bounds the crash images checked per crash point: when the
-	// surviving/lost combinations number at most MaxImages all of them are
-	// checked (exhaustive), else MaxImages are chosen: nothing survived,
-	// everything survived, each unit alone lost or alone survived, then
-	// seeded random subsets. 0 means DefaultMaxImages.
+	// MaxImages is the exhaustive bound: when the combinations of a crash
+	// point number at most MaxImages all of them are checked. Beyond it
+	// the systematic classes are checked in full whatever their number
+	// (nothing survived, everything survived, each unit alone, the
+	// covering array, every pair alone lost up to Pairs units), then
+	// distinct seeded random images until MaxImages images in all. 0
+	// means DefaultMaxImages.
 	MaxImages int
-	// RecoveryCrashes is how many images per crash point also get crashes
-	// injected into their recovery (at every fence the check issues, with
-	// up to MaxImages/4 images each): a second crash while recovering
-	// must still recover. 0 means DefaultRecoveryCrashes; negative, none.
+	// Strength is the strength t of the covering array checked beyond the
+	// exhaustive bound: for every t units, every combination of them
+	// surviving or lost is in some image. 0 means 2; 3 is the most;
+	// negative, no covering array.
+	Strength int
+	// Pairs is the most dirty units at a crash point for which every pair
+	// of units is also checked lost together while all the others
+	// survived (n(n-1)/2 images): what a checksum blind to two words
+	// needs. It is checked at the first crash point of every distinct
+	// path (fence call stack and dirty-set shape, as PerStack tells them
+	// apart), or at every crash point with PairsEveryPoint. 0 means
+	// DefaultPairs; negative, never. Paths with more units are counted in
+	// Report.Coverage.PairsSkipped.
+	Pairs           int
+	PairsEveryPoint bool
+	// RecoveryCrashes says which images of a crash point also get
+	// crashes injected into their recovery (at every fence the check
+	// issues, with up to MaxImages/4 images each): a second crash while
+	// recovering must still recover. Those are the nothing-survived and
+	// the everything-survived images, and RecoveryCrashes images of one
+	// other class (alone, covering array, pairs, random, or an exhaustive
+	// plan's other images), the class whose recoveries were crashed least
+	// so far in the test: every class in turn. 0 means
+	// DefaultRecoveryCrashes; negative, none.
 	RecoveryCrashes int
 	// Seed makes sampling and garbage reproducible.
 	Seed uint64
@@ -83,8 +116,33 @@ const MaxRegionSize = 1 << 30
 // Defaults.
 const (
 	DefaultMaxImages       = 96
-	DefaultRecoveryCrashes = 2
+	DefaultPairs           = 200
+	DefaultRecoveryCrashes = 1
 )
+
+// Tear is the tearing model of words not written atomically.
+type Tear uint8
+
+const (
+	TearDefault Tear = iota // Tear4
+	TearOff                 // every aligned 8-byte word is found whole: old or new
+	Tear4                   // also with one 4-byte half changed and not the other
+	Tear1                   // also with only its first k or last k changed bytes new (a byte loop up or down), or one half
+)
+
+func (t Tear) String() string {
+	switch t {
+	case TearDefault:
+		return "default"
+	case TearOff:
+		return "off"
+	case Tear4:
+		return "4-byte"
+	case Tear1:
+		return "byte"
+	}
+	return fmt.Sprintf("Tear(%d)", uint8(t))
+}
 
 // ErrConfig wraps every configuration error.
 var ErrConfig = errors.New("crash: bad config")
@@ -103,6 +161,20 @@ func (c *Config) withDefaults() (Config, error) {
 	if d.RecoveryCrashes == 0 {
 		d.RecoveryCrashes = DefaultRecoveryCrashes
 	}
+	if d.Strength == 0 {
+		d.Strength = 2
+	}
+	if d.Pairs == 0 {
+		d.Pairs = DefaultPairs
+	}
+
+
+	if d.Tear == TearDefault {
+		d.Tear = Tear4
+	}
+	if d.LineAtomic {
+		d.Tear = TearOff // lines are the unit; they do not tear
+	}
 	switch {
 	case len(d.Regions) == 0:
 		return d, fmt.Errorf("%w: no regions", ErrConfig)
@@ -110,6 +182,10 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("%w: unknown mode %d", ErrConfig, d.Mode)
 	case d.MaxImages < 1:
 		return d, fmt.Errorf("%w: MaxImages %d < 1", ErrConfig, d.MaxImages)
+	case d.Strength > 3:
+		return d, fmt.Errorf("%w: Strength %d: covering arrays of strength 2 and 3 are built (negative: none)", ErrConfig, d.Strength)
+	case d.Tear > Tear1:
+		return d, fmt.Errorf("%w: unknown Tear %d", ErrConfig, d.Tear)
 	case d.SampleFences < 0:
 		return d, fmt.Errorf("%w: SampleFences %d < 0", ErrConfig, d.SampleFences)
 	case d.Points&^(AtFences|AtBoundaries|AtClose|AtEnd) != 0:

@@ -274,7 +274,7 @@ func TestFailureMessage(t *testing.T) {
 			crash.Test(ft, v.cfg, wl, ck)
 			require.True(t, ft.failed)
 			msg := ft.msgs.String()
-			for _, want := range []string{`at durable "op returned" (after fence 1) at crash/suite_test.go:`, "written but not durable", "r+0x0: 0x0000000000000000 -> 0x0000000000000001", "rerun: (cd ", "go test -count=1"} {
+			for _, want := range []string{`at durable "op returned" (after fence 1) at crash/suite_test.go:`, "written but not durable", "r+0x0: 0x0000000000000000 -> 0x0000000000000001", "replay: (cd ", crash.ReplayEnv + "='seq=2 durable test=TestFailureMessage call=", "go test -count=1"} {
 				require.Contains(t, msg, want)
 			}
 			t.Log(msg)
@@ -394,7 +394,7 @@ func TestReplayExact(t *testing.T) {
 		require.Equal(t, 2, calls)
 		require.Equal(t, f.Summary(), again.Failures[0].Summary())
 	}
-	for _, bad := range []string{"seq=2 image=1 keep=0", "seq=2 keep=a:1", "seq=2 oops", "seq=2 color=3"} {
+	for _, bad := range []string{"seq=2 image=1 keep=0:0", "seq=2 keep=a:1", "seq=2 keep=3-1", "seq=2 drop=1:2", "seq=2 oops", "seq=2 color=3"} {
 		t.Setenv(crash.ReplayEnv, bad)
 		_, err = crash.Check(v.cfg, wl, ck)
 		require.ErrorIs(t, err, crash.ErrConfig, bad)
@@ -575,7 +575,7 @@ func TestImageIsolation(t *testing.T) {
 					return fmt.Errorf("image %d: the tail is not what the workload left", img.Index())
 				}
 				for _, o := range scribble {
-					put(b, o, 0xbad0bad0bad0bad0)
+					persist.Store64(b[o:], 0xbad0bad0bad0bad0)
 				}
 				return r.Persist(b[scribble[0] : scribble[0]+8]) // a fence: a crash point in recovery
 			})
@@ -588,45 +588,71 @@ func TestImageIsolation(t *testing.T) {
 	}
 }
 
-// TestSampling: beyond MaxImages the images are sampled — nothing
-// survived, everything survived, each word alone lost and alone survived,
-// then seeded random subsets — the same for the same seed, different for
-// another; within the bound every combination is checked once.
+// sampledImages returns the images checked at the end of a workload that
+// leaves words dirty words, as bit masks (bit i: word i survived).
+func sampledImages(t *testing.T, cfg crash.Config, words int) []uint64 {
+	var out []uint64
+	cfg.Regions, cfg.Points, cfg.RecoveryCrashes = region("r", 4096), crash.AtEnd, -1
+	_, err := crash.Check(cfg, func(w *crash.Run) error {
+		b := w.Region("r").Bytes()
+		for i := 0; i < words; i++ {
+			persist.Store64(b[8*i:], 1)
+		}
+		return nil
+	}, func(img *crash.Image) error {
+		b := img.Region("r").Bytes()
+		var mask uint64
+		for i := 0; i < words; i++ {
+			mask |= u64(b, 8*i) << i
+		}
+		out = append(out, mask)
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+// TestSampling: beyond MaxImages the images are: nothing survived,
+// everything survived, each word alone lost and alone survived, the
+// covering array, every pair alone lost, then seeded random subsets —
+// the same for the same seed, different for another; within the bound
+// every combination is checked once.
 func TestSampling(t *testing.T) {
-	images := func(seed uint64, words, max int) []uint64 {
-		var out []uint64
-		cfg := crash.Config{Regions: region("r", 4096), Points: crash.AtEnd, MaxImages: max, Seed: seed, RecoveryCrashes: -1}
-		_, err := crash.Check(cfg, func(w *crash.Run) error {
-			b := w.Region("r").Bytes()
-			for i := 0; i < words; i++ {
-				put(b, 8*i, 1)
-			}
-			return nil
-		}, func(img *crash.Image) error {
-			b := img.Region("r").Bytes()
-			var mask uint64
-			for i := 0; i < words; i++ {
-				mask |= u64(b, 8*i) << i
-			}
-			out = append(out, mask)
-			return nil
-		})
-		require.NoError(t, err)
-		return out
-	}
-	a, b, c := images(1, 40, 96), images(1, 40, 96), images(2, 40, 96)
-	require.Len(t, a, 96)
+	cfg := crash.Config{Seed: 1, Pairs: -1, MaxImages: 200}
+	a, b := sampledImages(t, cfg, 40), sampledImages(t, cfg, 40)
+	cfg.Seed = 2
+	c := sampledImages(t, cfg, 40)
+	require.Len(t, a, 200)
 	require.Equal(t, a, b, "the same seed samples the same images")
 	require.NotEqual(t, a, c, "another seed samples other images")
 	all := uint64(1)<<40 - 1
 	require.Equal(t, []uint64{0, all, all &^ 1, 1, all &^ 2, 2}, a[:6])
-	require.Equal(t, a[:82], c[:82], "the systematic images do not depend on the seed")
+	// nothing, everything, alone, cover2(40): 9 rows, the first of which
+	// (nothing survived) is not checked again.
+	const systematic = 2 + 80 + 8
+	require.Equal(t, a[:systematic], c[:systematic], "the systematic images do not depend on the seed")
 
-	ex := images(1, 6, 96)
+	ex := sampledImages(t, crash.Config{}, 6)
 	require.Len(t, ex, 64, "2^6 combinations, all checked")
 	seen := map[uint64]bool{}
 	for _, m := range ex {
 		seen[m] = true
 	}
 	require.Len(t, seen, 64)
+}
+
+// TestNoRepeats: the images of a sampled crash point are distinct —
+// random images are drawn without replacement and skip the systematic
+// ones — also when the budget nearly exhausts the combinations (before:
+// 69 distinct of 96 at 7 words, 331 of 500 at 9).
+func TestNoRepeats(t *testing.T) {
+	for _, c := range []struct{ words, max int }{{7, 96}, {9, 500}, {8, 255}, {12, 96}} {
+		imgs := sampledImages(t, crash.Config{MaxImages: c.max, Pairs: -1}, c.words)
+		seen := map[uint64]bool{}
+		for _, m := range imgs {
+			require.False(t, seen[m], "%d words, budget %d: image %#x checked twice", c.words, c.max, m)
+			seen[m] = true
+		}
+		require.Len(t, imgs, c.max, "%d words, budget %d", c.words, c.max)
+	}
 }

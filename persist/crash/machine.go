@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +34,11 @@ type machine struct {
 	nestedErr    *Failure
 
 	stack stackAt // of the crash point being checked
+
+	// The workload's last fence and operation label (depth 0): what a
+	// crash at the end of the workload names.
+	lastFence stackAt
+	lastLabel string
 }
 
 // simRegion is one simulated region: the memory the program sees (live),
@@ -56,14 +60,23 @@ type simRegion struct {
 	store    imageStore
 	overlay  *overlayStore // when media is an overlay: told of every media write
 	track    dirtyTracker  // when set: the pages of live that may differ from media
+
+	// The words stored atomically (persist.Store64, streaming stores),
+	// with the last value each was so given; told by persist.WatchStore64
+	// from whatever goroutine stored, hence its own lock.
+	atomicMu  sync.Mutex
+	atomicW   map[int32]uint64
+	stopWatch func()
 }
 
 // capture is one 8-byte word flushed or streamed and not yet fenced, with
-// its value at that moment; event groups the words of one line write-back.
+// its value at that moment; event groups the words of one line write-back;
+// atomic says the value was stored with one 8-byte store.
 type capture struct {
-	word  int32
-	event int32
-	val   uint64
+	word   int32
+	event  int32
+	val    uint64
+	atomic bool
 }
 
 // words views an 8-byte-aligned byte slice as native words.
@@ -93,6 +106,8 @@ func (m *machine) addRegion(spec Spec, live, media []byte, store imageStore) (*s
 		}
 		s.media, s.mediaW = media, words(media)
 		s.pendBits = make([]uint64, (len(live)/8+63)/64)
+		s.atomicW = map[int32]uint64{}
+		s.stopWatch = persist.WatchStore64(live, s.storedAtomic)
 	}
 	r, err := persist.NewSimulated(live, m.run.cfg.Mode, s, spec.Options)
 	if err != nil {
@@ -149,8 +164,12 @@ func (s *simRegion) lastPending(w int) uint64 {
 
 // captureWord records word w's live value as in flight; it reports whether
 // that adds anything (a value not already on media or in flight last).
-func (s *simRegion) captureWord(w int, ev int32) bool {
+// streamed says a streaming store wrote it: atomically.
+func (s *simRegion) captureWord(w int, ev int32, streamed bool) bool {
 	v := s.liveW[w]
+	if streamed {
+		s.storedAtomic(8*w, v)
+	}
 	if s.pending(w) {
 		if s.lastPending(w) == v {
 			return false
@@ -158,9 +177,30 @@ func (s *simRegion) captureWord(w int, ev int32) bool {
 	} else if v == s.mediaW[w] {
 		return false
 	}
-	s.pend = append(s.pend, capture{word: int32(w), event: ev, val: v})
+	s.pend = append(s.pend, capture{word: int32(w), event: ev, val: v, atomic: streamed || s.storedAtomically(w, v)})
 	s.pendBits[w>>6] |= 1 << (uint(w) & 63)
 	return true
+}
+
+// storedAtomic notes that the word at byte offset off was given v with
+// one 8-byte store.
+func (s *simRegion) storedAtomic(off int, v uint64) {
+	if off&7 != 0 {
+		return // persist.Store64 refuses unaligned words; not ours
+	}
+	s.atomicMu.Lock()
+	s.atomicW[int32(off/8)] = v
+	s.atomicMu.Unlock()
+}
+
+// storedAtomically reports whether word w holds v from an atomic store:
+// the last one made to it stored v. (An ordinary store of the same value
+// afterwards cannot be told apart; it changes nothing a crash could show.)
+func (s *simRegion) storedAtomically(w int, v uint64) bool {
+	s.atomicMu.Lock()
+	a, ok := s.atomicW[int32(w)]
+	s.atomicMu.Unlock()
+	return ok && a == v
 }
 
 // Flush implements persist.Domain: the lines of [off, off+n) are written
@@ -178,7 +218,7 @@ func (s *simRegion) Flush(off, n int) {
 	flushLine := func(line int) {
 		s.event++
 		for w := line / 8; w < line/8+8 && w < len(s.liveW); w++ {
-			if s.captureWord(w, s.event) {
+			if s.captureWord(w, s.event, false) {
 				useful = true
 			}
 		}
@@ -228,7 +268,7 @@ func (s *simRegion) Stream(off, n int) {
 			line = w / 8
 			s.event++
 		}
-		s.captureWord(w, s.event)
+		s.captureWord(w, s.event, true)
 	}
 }
 
@@ -242,6 +282,9 @@ func (s *simRegion) Fence() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.fences++
+	if m.depth == 0 {
+		m.lastFence.capture(2)
+	}
 	m.crashPoint(Point{Kind: KindFence, Fence: m.fences}, 2)
 	m.applyFence(2)
 }
@@ -430,204 +473,3 @@ func (s *simRegion) dirtyWords(max int) []Word {
 	return out
 }
 
-// ---- crash points --------------------------------------------------------
-
-// unit is one thing that survives a crash or not: an 8-byte word, or a
-// line in LineAtomic mode. Its candidates are the values it may hold after
-// the crash, oldest (media) first, newest (live) last.
-type unit struct {
-	reg   *simRegion
-	word  int // first word
-	nw    int // words per candidate: 1 or 8
-	start int // first candidate in the pool
-	n     int // number of candidates (>= 2)
-}
-
-// collectUnits builds the units of every region at this instant.
-func (m *machine) collectUnits(pool []uint64, units []unit) ([]uint64, []unit) {
-	line := m.run.cfg.LineAtomic
-	for _, s := range m.regions {
-		// Captures of each word (or line) in program order.
-		caps := append([]capture(nil), s.pend...)
-		if line {
-			sort.SliceStable(caps, func(i, j int) bool { return caps[i].word/8 < caps[j].word/8 })
-		} else {
-			sort.SliceStable(caps, func(i, j int) bool { return caps[i].word < caps[j].word })
-		}
-		step := 1
-		if line {
-			step = 8
-		}
-		ci := 0
-		for _, w := range s.dirtyUnits(caps, step) {
-			end := min(w+step, len(s.liveW))
-			u := unit{reg: s, word: w, nw: end - w, start: len(pool)}
-			pool = append(pool, s.mediaW[w:end]...) // candidate 0: media
-			u.n = 1
-			for ci < len(caps) && int(caps[ci].word) < w {
-				ci++
-			}
-			for ci < len(caps) && int(caps[ci].word) < end {
-				// Apply one write-back event on top of the previous
-				// candidate.
-				ev := caps[ci].event
-				prev := pool[len(pool)-u.nw:]
-				pool = append(pool, prev...)
-				cur := pool[len(pool)-u.nw:]
-				for ci < len(caps) && int(caps[ci].word) < end && (!line || caps[ci].event == ev) {
-					cur[int(caps[ci].word)-w] = caps[ci].val
-					ci++
-					if !line {
-						break
-					}
-				}
-				if equalWords(cur, pool[len(pool)-2*u.nw:len(pool)-u.nw]) {
-					pool = pool[:len(pool)-u.nw]
-				} else {
-					u.n++
-				}
-			}
-			if !equalWords(s.liveW[w:end], pool[len(pool)-u.nw:]) {
-				pool = append(pool, s.liveW[w:end]...)
-				u.n++
-			}
-			if u.n >= 2 {
-				units = append(units, u)
-			} else {
-				pool = pool[:u.start]
-			}
-		}
-	}
-	return pool, units
-}
-
-// dirtyUnits lists, in order, the first word of every unit (word, or line
-// when step is 8) that differs from media or has captures in flight. Pages
-// equal to media are skipped with one comparison each, or not looked at
-// when the tracker says the workload never wrote them.
-func (s *simRegion) dirtyUnits(caps []capture, step int) []int {
-	var out []int
-	last := -1
-	add := func(w int) {
-		w -= w % step
-		if w != last {
-			out = append(out, w)
-			last = w
-		}
-	}
-	ci := 0
-	flushCaps := func(upto int) {
-		for ci < len(caps) && int(caps[ci].word) < upto {
-			add(int(caps[ci].word))
-			ci++
-		}
-	}
-	s.dirtyPages(0, len(s.live), func(p, end int) {
-		for w := p / 8; w < end/8; w++ {
-			if s.liveW[w] != s.mediaW[w] {
-				flushCaps(w)
-				add(w)
-			}
-		}
-	})
-	flushCaps(len(s.liveW))
-	if len(out) > 1 && !sort.IntsAreSorted(out) {
-		// Captures of clean words came after dirty words of later pages.
-		sort.Ints(out)
-		out = slicesCompact(out)
-	}
-	return out
-}
-
-func slicesCompact(xs []int) []int {
-	if len(xs) == 0 {
-		return xs
-	}
-	j := 1
-	for i := 1; i < len(xs); i++ {
-		if xs[i] != xs[j-1] {
-			xs[j] = xs[i]
-			j++
-		}
-	}
-	return xs[:j]
-}
-
-func equalWords(a, b []uint64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func (u *unit) cand(pool []uint64, c int) []uint64 {
-	return pool[u.start+c*u.nw : u.start+(c+1)*u.nw]
-}
-
-// imagePlan enumerates the images of one crash point.
-type imagePlan struct {
-	units      []unit
-	pool       []uint64
-	total      float64 // number of distinct images
-	count      int     // images to check
-	exhaustive bool
-	seed       uint64
-	seq        int
-}
-
-func newPlan(units []unit, pool []uint64, maxImages int, seed uint64, seq int) *imagePlan {
-	p := &imagePlan{units: units, pool: pool, total: 1, seed: seed, seq: seq}
-	for _, u := range units {
-		p.total *= float64(u.n)
-		if p.total > 1e18 {
-			break
-		}
-	}
-	if p.total <= float64(maxImages) {
-		p.exhaustive, p.count = true, int(p.total)
-	} else {
-		p.count = maxImages
-	}
-	return p
-}
-
-// choose fills choice (one candidate index per unit) for image i.
-// Exhaustive plans count in mixed radix. Sampled plans go: nothing
-// survived, everything survived, then for each unit "all but this one" and
-// "only this one", then seeded random subsets.
-func (p *imagePlan) choose(i int, choice []int) {
-	if p.exhaustive {
-		x := i
-		for k, u := range p.units {
-			choice[k] = x % u.n
-			x /= u.n
-		}
-		return
-	}
-	n := len(p.units)
-	switch {
-	case i == 0:
-		clear(choice)
-	case i == 1:
-		for k, u := range p.units {
-			choice[k] = u.n - 1
-		}
-	case i < 2+2*n:
-		j := (i - 2) / 2
-		only := (i-2)%2 == 1
-		for k, u := range p.units {
-			if (k == j) == only {
-				choice[k] = u.n - 1
-			} else {
-				choice[k] = 0
-			}
-		}
-	default:
-		rng := rand.New(rand.NewPCG(p.seed^0x9e3779b97f4a7c15, uint64(p.seq)<<32|uint64(i)))
-		for k, u := range p.units {
-			choice[k] = rng.IntN(u.n)
-		}
-	}
-}

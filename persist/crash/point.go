@@ -24,7 +24,7 @@ type Point struct {
 	Kind  string // fence, boundary, durable, crash, close or end
 	Fence int    // fences so far, this one included when Kind is fence
 	Label string // the label given to Boundary/Durable/Crash, or the region closed
-	Site  string // file:line of the call that reached the crash point (outside persist)
+	Site  string // file:line of the call that reached the crash point (outside persist); at the end of the workload, of its last fence
 	Func  string // the function at Site
 	// Caller is "file:line (function)" of the first frame outside braid's
 	// own packages — the user's code that called into a braid structure
@@ -39,7 +39,25 @@ func (p Point) String() string {
 	case KindFence:
 		fmt.Fprintf(&b, "fence %d", p.Fence)
 	case KindEnd:
-		fmt.Fprintf(&b, "end of workload (after fence %d)", p.Fence)
+		// The site is the workload's last fence: its last operation.
+		if p.Fence == 0 {
+			b.WriteString("end of workload (no fence)")
+		} else {
+			fmt.Fprintf(&b, "end of workload, after fence %d", p.Fence)
+		}
+		if p.Site != "" {
+			fmt.Fprintf(&b, " at %s", p.Site)
+			if p.Func != "" {
+				fmt.Fprintf(&b, " (%s)", p.Func)
+			}
+		}
+		if p.Caller != "" {
+			fmt.Fprintf(&b, ", called from %s", p.Caller)
+		}
+		if p.Label != "" {
+			fmt.Fprintf(&b, "; last operation %q", p.Label)
+		}
+		return b.String()
 	default:
 		fmt.Fprintf(&b, "%s %q (after fence %d)", p.Kind, p.Label, p.Fence)
 	}
@@ -183,7 +201,12 @@ func (m *machine) crashPoint(pt Point, skip int) {
 	if !m.selected(&pt, skip+1) {
 		return
 	}
-	if pt.Site == "" {
+	switch {
+	case pt.Kind == KindEnd:
+		// Not the caller of Check: the workload's last fence says
+		// where it ended.
+		m.stack = m.lastFence
+	case pt.Site == "":
 		m.stack.capture(skip + 1)
 	}
 	st.checkPoint(m, pt)
@@ -192,6 +215,11 @@ func (m *machine) crashPoint(pt Point, skip int) {
 // selected applies the configuration (and a replay) to one event.
 func (m *machine) selected(pt *Point, skip int) bool {
 	st := m.run
+	if st.dry && m.depth == 0 && pt.Kind == KindFence {
+		// The counting run of SampleFences: tell the fences apart.
+		m.stack.capture(skip + 1)
+		st.keys = append(st.keys, pathKey{stackHash(m.stack.pcs[:m.stack.n]), m.shape()})
+	}
 	if st.stopped || st.dry {
 		return false
 	}
@@ -208,7 +236,7 @@ func (m *machine) selected(pt *Point, skip int) bool {
 		return true
 	}
 	if st.replay != nil {
-		return pt.Seq == st.replay.seq
+		return pt.Seq == st.replay.seq && !st.replay.durable
 	}
 	switch pt.Kind {
 	case KindFence:
@@ -223,11 +251,11 @@ func (m *machine) selected(pt *Point, skip int) bool {
 		}
 		if cfg.PerStack {
 			m.stack.capture(skip + 1)
-			h := stackHash(m.stack.pcs[:m.stack.n])
-			if _, seen := st.stacks[h]; seen {
+			k := pathKey{stackHash(m.stack.pcs[:m.stack.n]), m.shape()}
+			if _, seen := st.stacks[k]; seen {
 				return false
 			}
-			st.stacks[h] = struct{}{}
+			st.stacks[k] = struct{}{}
 			pt.Site, pt.Func, pt.Caller = m.stack.site()
 		}
 		return true

@@ -43,7 +43,7 @@ func TestStoresAgree(t *testing.T) {
 						{Name: "a", Size: 256 << 10, Options: &persist.Options{MovntThreshold: 64}},
 						{Name: "b", Size: 64 << 10, Garbage: true},
 					},
-					Mode: c.mode, LineAtomic: c.line, Seed: seed, MaxImages: 6, RecoveryCrashes: 2,
+					Mode: c.mode, LineAtomic: c.line, Seed: seed, MaxImages: 6, RecoveryCrashes: 2, Pairs: -1,
 					Points: AtFences | AtBoundaries | AtClose | AtEnd, KeepGoing: true,
 				}
 				log := &logs[k]

@@ -261,7 +261,9 @@ func validBit() variant {
 						put(b, off, uint64(i)+7)
 						put(b, off+8, 1)
 					} else {
-						put(b, off, uint64(i)+7|1<<63)
+						// One atomic store: the valid bit cannot reach
+						// media without the payload beside it.
+						persist.Store64(b[off:], uint64(i)+7|1<<63)
 					}
 					must(r.Persist(b[off : off+16]))
 				}
