@@ -168,7 +168,6 @@ func (c *Config) withDefaults() (Config, error) {
 		d.Pairs = DefaultPairs
 	}
 
-
 	if d.Tear == TearDefault {
 		d.Tear = Tear4
 	}

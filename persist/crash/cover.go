@@ -93,7 +93,7 @@ func cover3(n int) *coverArray {
 	if n <= 4 {
 		rows := newRows(8, n)
 		for r := 0; r < 8; r++ {
-			bitsOf := [4]bool{r&1 != 0, r&2 != 0, r&4 != 0, (r&1^r>>1&1^r>>2&1) != 0}
+			bitsOf := [4]bool{r&1 != 0, r&2 != 0, r&4 != 0, (r&1 ^ r>>1&1 ^ r>>2&1) != 0}
 			for j := 0; j < n; j++ {
 				if bitsOf[j] {
 					setBit(rows[r], j)

@@ -472,4 +472,3 @@ func (s *simRegion) dirtyWords(max int) []Word {
 	}
 	return out
 }
-

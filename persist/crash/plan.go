@@ -27,12 +27,12 @@ type imagePlan struct {
 
 	// Sampled plans: the classes' sizes in order, the covering array and
 	// how many random images end the plan.
-	size    [NumClasses]int
-	cover   *coverArray
-	pairs   bool
+	size     [NumClasses]int
+	cover    *coverArray
+	pairs    bool
 	planned  int // images planned
 	aloneCut int // alone images left out (crash points inside recoveries)
-	limit   int // random images are drawn while fewer images than this were handed out
+	limit    int // random images are drawn while fewer images than this were handed out
 
 	// Iteration.
 	next    int // next image number handed out

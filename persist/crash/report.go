@@ -163,8 +163,8 @@ type Coverage struct {
 	// budget (MaxImages/4, at least 8) ended the alone images before
 	// every unit had its own.
 	RecoveryPartial int
-	Images            [NumClasses]int // images checked, by class
-	Recovery          [NumClasses]int // of those, images whose recovery was crashed too
+	Images          [NumClasses]int // images checked, by class
+	Recovery        [NumClasses]int // of those, images whose recovery was crashed too
 }
 
 // Report is the outcome of a crash test.

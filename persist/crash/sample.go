@@ -67,7 +67,7 @@ func sampleFences(keys []pathKey, n int, seed uint64) map[int]bool {
 		return s
 	}
 	type group struct {
-		first int   // fence number of the first occurrence
+		first  int // fence number of the first occurrence
 		fences []int
 	}
 	groups := map[pathKey]*group{}
