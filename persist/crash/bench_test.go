@@ -99,3 +99,39 @@ func BenchmarkCrashPoint(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSampledPoint measures one crash point beyond the exhaustive
+// bound with the default settings — nothing, everything, every unit alone,
+// the covering array, every pair lost together (up to Pairs units), the
+// recovery crashes — over a 64 KiB region with n dirty words (written with
+// Store64, so none tears) and a trivial check: ns/op is the cost of such a
+// crash point, images/op its images.
+func BenchmarkSampledPoint(b *testing.B) {
+	for _, n := range []int{8, 40, 200, 1000} {
+		b.Run(fmt.Sprintf("units=%d", n), func(b *testing.B) {
+			cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: 64 << 10}}, Points: crash.AtEnd}
+			wl := func(w *crash.Run) error {
+				buf := w.Region("r").Bytes()
+				for i := 0; i < n; i++ {
+					persist.Store64(buf[8*i:], uint64(i)+1)
+				}
+				return nil
+			}
+			ck := func(img *crash.Image) error {
+				if img.Region("r").Bytes()[0] > 1 {
+					return fmt.Errorf("impossible")
+				}
+				return nil
+			}
+			images := 0
+			for b.Loop() {
+				rep, err := crash.Check(cfg, wl, ck)
+				if err != nil || rep.Failed() {
+					b.Fatal(err, rep)
+				}
+				images += rep.Images
+			}
+			b.ReportMetric(float64(images)/float64(b.N), "images/op")
+		})
+	}
+}

@@ -88,7 +88,7 @@ func cover2(n int) *coverArray {
 // one half is covered by A; one with a column and its copy, by A where
 // the two agree and by [B ~B] where they differ; any other, by A). The
 // base is the 8 even-weight words over 4 columns. 8 rows up to 4
-// columns, 79 for 1024.
+// columns, 81 for 1024.
 func cover3(n int) *coverArray {
 	if n <= 4 {
 		rows := newRows(8, n)

