@@ -26,7 +26,10 @@ const (
 )
 
 func crashConfig(seed uint64, images int) crash.Config {
-	cfg := crash.Config{Seed: seed, MaxImages: images}
+	// Pairs of words lost together only on paths of up to 32 words
+	// (persist/crash's default is 200): with ~80-word batches every pair
+	// at each path would multiply these tests' images by 15.
+	cfg := crash.Config{Seed: seed, MaxImages: images, Pairs: 32}
 	for d := range crashDevs {
 		for j := range crashSegs {
 			cfg.Regions = append(cfg.Regions, crash.Spec{Name: segRegion(d, j), Size: crashSegSize})

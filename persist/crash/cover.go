@@ -21,19 +21,19 @@ func newRows(nrows, n int) [][]uint64 {
 
 func setBit(row []uint64, j int) { row[j>>6] |= 1 << (uint(j) & 63) }
 
-// binomial is C(n, k), saturated far above any column count.
+// binomial is C(n, k), saturated at 2^30 (n stays small: under 64).
 func binomial(n, k int) int {
 	if k < 0 || k > n {
 		return 0
 	}
-	c := 1
+	c := uint64(1)
 	for i := 0; i < k; i++ {
-		c = c * (n - i) / (i + 1)
-		if c > 1<<40 {
-			return 1 << 40
+		c = c * uint64(n-i) / uint64(i+1)
+		if c > 1<<30 {
+			return 1 << 30
 		}
 	}
-	return c
+	return int(c)
 }
 
 // cover2 is a strength-2 covering array of n columns in the fewest rows N
