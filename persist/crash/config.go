@@ -51,6 +51,14 @@ type Config struct {
 	// distinct seeded random images until MaxImages images in all. 0
 	// means DefaultMaxImages.
 	MaxImages int
+	// MaxAlone bounds the units of a crash point beyond the exhaustive
+	// bound that get their alone images (lost alone, survived alone, torn
+	// alone); 0, the default, means every unit. A test whose workload is
+	// too costly for every unit sets it: the units covered are then a run
+	// of MaxAlone units starting at a seeded place that moves from crash
+	// point to crash point, and Report.Coverage counts the units left
+	// out.
+	MaxAlone int
 	// Strength is the strength t of the covering array checked beyond the
 	// exhaustive bound: for every t units, every combination of them
 	// surviving or lost is in some image. 0 means 2; 3 is the most;
@@ -181,6 +189,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("%w: unknown mode %d", ErrConfig, d.Mode)
 	case d.MaxImages < 1:
 		return d, fmt.Errorf("%w: MaxImages %d < 1", ErrConfig, d.MaxImages)
+	case d.MaxAlone < 0:
+		return d, fmt.Errorf("%w: MaxAlone %d < 0", ErrConfig, d.MaxAlone)
 	case d.Strength > 3:
 		return d, fmt.Errorf("%w: Strength %d: covering arrays of strength 2 and 3 are built (negative: none)", ErrConfig, d.Strength)
 	case d.Tear > Tear1:

@@ -543,3 +543,43 @@ func TestShrinkCounted(t *testing.T) {
 	require.Equal(t, rep.Images, rep2.Images, "shrinking does not change the images planned")
 	require.Contains(t, rep.String(), fmt.Sprintf("(+%d re-checked while shrinking)", rep.ShrinkImages))
 }
+
+// TestMaxAlone: a test may bound the units that get alone images; the
+// units covered are a run that moves with the crash point, and the report
+// counts the units left out.
+func TestMaxAlone(t *testing.T) {
+	cfg := crash.Config{Regions: region("r", 4096), MaxAlone: 10, Pairs: -1, Strength: -1, RecoveryCrashes: -1}
+	covered := map[int]bool{}
+	rep, err := crash.Check(cfg, func(w *crash.Run) error {
+		r := w.Region("r")
+		b := r.Bytes()
+		for k := 0; k < 6; k++ {
+			for i := 0; i < 40; i++ {
+				persist.Store64(b[8*i:], uint64(k*100+i+1))
+			}
+			must(r.Persist(b[0:320]))
+		}
+		return nil
+	}, func(img *crash.Image) error {
+		b := img.Region("r").Bytes()
+		lost := -1
+		for i := 0; i < 40; i++ {
+			if u64(b, 8*i) == 0 || u64(b, 8*i)%100 != uint64(i+1) {
+				if lost >= 0 {
+					return nil // not an alone-lost image
+				}
+				lost = i
+			}
+		}
+		if lost >= 0 && img.Point().Fence == 1 {
+			covered[lost] = true
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.False(t, rep.Failed())
+	require.Len(t, covered, 10, "at the first fence, ten units lost alone")
+	require.Equal(t, 6, rep.Coverage.AloneSkipped, "six crash points beyond the bound")
+	require.Equal(t, 6*30, rep.Coverage.AloneSkippedUnits)
+	require.Contains(t, rep.String(), "180 units at 6 crash points had no alone images")
+}

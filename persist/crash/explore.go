@@ -29,7 +29,7 @@ func (st *state) checkPoint(m *machine, pt Point) {
 	plan := newPlan(us, &st.cfg, maxImages, m.depth == 0 && st.pairsHere(m, len(us.units)), pt.Seq, done)
 	if m.depth == 0 {
 		st.noteCoverage(plan)
-	} else if plan.aloneCut > 0 {
+	} else if !plan.exhaustive && plan.aloneCut > 0 {
 		st.report.Coverage.RecoveryPartial++
 	}
 	want := -1 // the image a replay asks for
@@ -138,6 +138,10 @@ func (st *state) noteCoverage(p *imagePlan) {
 		c.Sampled++
 		if p.pairs {
 			c.PairsPaths++
+		}
+		if p.aloneCut > 0 {
+			c.AloneSkipped++
+			c.AloneSkippedUnits += p.aloneCut
 		}
 	}
 	for k := range p.units {

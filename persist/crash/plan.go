@@ -30,9 +30,10 @@ type imagePlan struct {
 	size     [NumClasses]int
 	cover    *coverArray
 	pairs    bool
-	planned  int // images planned
-	aloneCut int // alone images left out (crash points inside recoveries)
-	limit    int // random images are drawn while fewer images than this were handed out
+	planned  int   // images planned
+	alone    []int // the units that get alone images, in order (all unless bounded)
+	aloneCut int   // units left without alone images
+	limit    int   // random images are drawn while fewer images than this were handed out
 
 	// Iteration.
 	next    int // next image number handed out
@@ -64,12 +65,22 @@ func newPlan(us *unitSet, cfg *Config, maxImages int, pairs bool, seq int, done 
 		p.classifyExhaustive()
 	} else {
 		p.size[ClassNothing], p.size[ClassEverything] = 1, 1
-		for _, u := range us.units {
-			p.size[ClassAlone] += u.n
-		}
 		p.cover = newCover(cfg.Strength, n)
 		if p.cover != nil {
 			p.size[ClassCover] = len(p.cover.rows)
+		}
+		alone := n
+		switch {
+		case maxImages < cfg.MaxImages:
+			// Inside a recovery the budget holds: as many units alone
+			// as fit after nothing, everything and the covering array.
+			alone = min(n, max(1, (maxImages-2-p.size[ClassCover])/2))
+		case cfg.MaxAlone > 0:
+			alone = min(n, cfg.MaxAlone)
+		}
+		p.chooseAlone(alone)
+		for _, k := range p.alone {
+			p.size[ClassAlone] += us.units[k].n
 		}
 		if pairs {
 			p.pairs = true
@@ -78,14 +89,6 @@ func newPlan(us *unitSet, cfg *Config, maxImages int, pairs bool, seq int, done 
 		sys := 0
 		for _, s := range p.size {
 			sys += s
-		}
-		if maxImages < cfg.MaxImages && sys > maxImages {
-			// Inside a recovery the budget holds: each unit alone while
-			// it lasts, after nothing, everything and the covering
-			// array.
-			p.size[ClassAlone] = max(0, maxImages-(sys-p.size[ClassAlone]))
-			p.aloneCut = sys - maxImages
-			sys = maxImages
 		}
 		p.size[ClassRandom] = max(0, maxImages-sys) // for the recovery-crash targets; see limit
 		p.limit = maxImages
@@ -96,6 +99,22 @@ func newPlan(us *unitSet, cfg *Config, maxImages int, pairs bool, seq int, done 
 		p.chooseTargets(cfg.RecoveryCrashes, done)
 	}
 	return p
+}
+
+// chooseAlone picks the m units (of n) that get alone images: all of
+// them, or, bounded, m consecutive ones from a start seeded by the crash
+// point, so that the crash points of a path cover different units.
+func (p *imagePlan) chooseAlone(m int) {
+	n := len(p.units)
+	off := 0
+	if m < n {
+		off = int(mix64(p.seed^uint64(p.seq)<<1) % uint64(n))
+	}
+	p.alone = make([]int, m)
+	for j := range p.alone {
+		p.alone[j] = (off + j) % n
+	}
+	p.aloneCut = n - m
 }
 
 // classifyExhaustive counts the images of each class in an exhaustive plan.
@@ -266,7 +285,8 @@ func (p *imagePlan) fill(c, pos int, choice []int) bool {
 	case ClassAlone:
 		// Per unit: alone lost, alone survived, then alone at each
 		// value between (torn, or captured in flight).
-		for k, u := range p.units {
+		for _, k := range p.alone {
+			u := p.units[k]
 			if pos >= u.n {
 				pos -= u.n
 				continue

@@ -159,6 +159,10 @@ type Coverage struct {
 	PairsPaths        int
 	PairsSkipped      int
 	PairsSkippedUnits int
+	// AloneSkipped counts the crash points where Config.MaxAlone left
+	// units without their alone images, AloneSkippedUnits those units.
+	AloneSkipped      int
+	AloneSkippedUnits int
 	// RecoveryPartial counts crash points inside recoveries where the
 	// budget (MaxImages/4, at least 8) ended the alone images before
 	// every unit had its own.
@@ -242,6 +246,9 @@ func (c *Coverage) String() string {
 	}
 	if sep == " " {
 		b.WriteString(" none")
+	}
+	if c.AloneSkipped > 0 {
+		fmt.Fprintf(&b, "\n  not covered: %d units at %d crash points had no alone images (Config.MaxAlone); set MaxAlone to 0 to cover every unit", c.AloneSkippedUnits, c.AloneSkipped)
 	}
 	if c.RecoveryPartial > 0 {
 		fmt.Fprintf(&b, "\n  partly covered: %d crash points inside recoveries had more units than their budget of alone images (MaxImages/4); raise MaxImages to cover them", c.RecoveryPartial)
