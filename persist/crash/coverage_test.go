@@ -583,3 +583,34 @@ func TestMaxAlone(t *testing.T) {
 	require.Equal(t, 6*30, rep.Coverage.AloneSkippedUnits)
 	require.Contains(t, rep.String(), "180 units at 6 crash points had no alone images")
 }
+
+// TestReplayForms: the short forms of a replay key (runs of units, and
+// the complement, drop=) replay exactly the image reported, once.
+func TestReplayForms(t *testing.T) {
+	cfg := crash.Config{Regions: region("r", 16<<10)}
+	for _, c := range []struct {
+		form  string
+		build func() (func(*crash.Run) error, func(*crash.Image) error)
+	}{
+		{"keep=0-", func() (func(*crash.Run) error, func(*crash.Image) error) {
+			return checksummedRecord(1000, 40), checkRecord(1000, 40)
+		}},
+		{"drop=0,", func() (func(*crash.Run) error, func(*crash.Image) error) { return mirroredLength(37, true) }},
+	} {
+		t.Setenv(crash.ReplayEnv, "")
+		wl, ck := c.build()
+		rep, err := crash.Check(cfg, wl, ck)
+		require.NoError(t, err)
+		require.True(t, rep.Failed())
+		f := rep.Failures[0]
+		require.Contains(t, f.ReplayKey, c.form)
+		t.Setenv(crash.ReplayEnv, f.ReplayKey)
+		wl, ck = c.build()
+		calls := 0
+		again, err := crash.Check(cfg, wl, func(img *crash.Image) error { calls++; return ck(img) })
+		require.NoError(t, err)
+		require.Equal(t, 1, calls, f.ReplayKey)
+		require.Equal(t, f.Summary(), again.Failures[0].Summary())
+		require.Equal(t, f.Survived, again.Failures[0].Survived)
+	}
+}
