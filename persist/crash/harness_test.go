@@ -537,7 +537,7 @@ func TestImageIsolation(t *testing.T) {
 			}
 			slices.Sort(offs)
 			zero := make([]byte, size)
-			cfg := crash.Config{Regions: region("r", size), Points: crash.AtEnd | crash.AtFences, RecoveryCrashes: 4}
+			cfg := crash.Config{Regions: region("r", size), Points: crash.AtEnd | crash.AtFences, RecoveryCrashes: 2}
 			var images, nested int
 			rep, err := crash.Check(cfg, func(w *crash.Run) error {
 				r := w.Region("r")

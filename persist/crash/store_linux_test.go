@@ -44,7 +44,7 @@ func TestStoresAgree(t *testing.T) {
 						{Name: "a", Size: 128 << 10, Options: &persist.Options{MovntThreshold: 64}},
 						{Name: "b", Size: 64 << 10, Garbage: true},
 					},
-					Mode: c.mode, LineAtomic: c.line, Seed: seed, MaxImages: 6, RecoveryCrashes: 1, Pairs: -1, Strength: -1,
+					Mode: c.mode, LineAtomic: c.line, Seed: seed, MaxImages: 6, RecoveryCrashes: 1, Pairs: -1, Strength: -1, MaxAlone: 4,
 					Points: AtFences | AtBoundaries | AtClose | AtEnd, KeepGoing: true,
 				}
 				log := &logs[k]
