@@ -43,7 +43,8 @@
 //	combinations <= MaxImages   every combination (exhaustive)
 //	beyond MaxImages            nothing survived; everything survived;
 //	                            every unit alone lost, alone survived, and alone at each torn or
-//	                            in-flight value (whatever MaxImages says: 2+2n images and more);
+//	                            in-flight value (whatever MaxImages says: 2+2n images and more;
+//	                            a costly test may bound it with MaxAlone, and the report says so);
 //	                            every two units in all four survive/lost combinations (covering array of
 //	                            strength 2 in ~log2 n images; Strength 3 for every three);
 //	                            every pair of units lost together while all others survived, at the first
@@ -55,8 +56,9 @@
 //
 // Images of one crash point are never checked twice. Report.Coverage (and
 // go test -v) counts the images of each class and says what was not
-// covered: paths with more units than Pairs, and crash points inside
-// recoveries where the budget (MaxImages/4) ended the alone images.
+// covered: units left out by MaxAlone, paths with more units than Pairs,
+// and crash points inside recoveries where the budget (MaxImages/4) ended
+// the alone images.
 //
 // # Crash points
 //
