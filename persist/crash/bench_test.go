@@ -33,20 +33,7 @@ func BenchmarkCrashImages(b *testing.B) {
 				}
 				return nil
 			}
-			ck := func(img *crash.Image) error {
-				if img.Region("r").Bytes()[0] > 1 {
-					return fmt.Errorf("impossible")
-				}
-				return nil
-			}
-			images := 0
-			for b.Loop() {
-				rep, err := crash.Check(cfg, wl, ck)
-				if err != nil || rep.Failed() {
-					b.Fatal(err, rep)
-				}
-				images += rep.Images
-			}
+			images := checkLoop(b, cfg, wl)
 			b.ReportMetric(float64(images)/b.Elapsed().Seconds(), "images/s")
 			b.ReportMetric(float64(images)/float64(b.N), "images/op")
 		})
@@ -117,21 +104,28 @@ func BenchmarkSampledPoint(b *testing.B) {
 				}
 				return nil
 			}
-			ck := func(img *crash.Image) error {
-				if img.Region("r").Bytes()[0] > 1 {
-					return fmt.Errorf("impossible")
-				}
-				return nil
-			}
-			images := 0
-			for b.Loop() {
-				rep, err := crash.Check(cfg, wl, ck)
-				if err != nil || rep.Failed() {
-					b.Fatal(err, rep)
-				}
-				images += rep.Images
-			}
+			images := checkLoop(b, cfg, wl)
 			b.ReportMetric(float64(images)/float64(b.N), "images/op")
 		})
 	}
+}
+
+// checkLoop runs the crash test of wl with a trivial check in every
+// iteration of b and returns the images checked in all.
+func checkLoop(b *testing.B, cfg crash.Config, wl func(*crash.Run) error) int {
+	ck := func(img *crash.Image) error {
+		if img.Region("r").Bytes()[0] > 1 {
+			return fmt.Errorf("impossible")
+		}
+		return nil
+	}
+	images := 0
+	for b.Loop() {
+		rep, err := crash.Check(cfg, wl, ck)
+		if err != nil || rep.Failed() {
+			b.Fatal(err, rep)
+		}
+		images += rep.Images
+	}
+	return images
 }

@@ -249,15 +249,21 @@ func (m *machine) close() {
 	}
 }
 
-func runWorkload(m *machine, workload func(*Run) error) (err error) {
+func runWorkload(m *machine, workload func(*Run) error) error {
+	return guarded("panic", func() error { return workload(&Run{m: m}) })
+}
+
+// guarded runs fn and returns a panic in it as an error: a regionError
+// (an unknown region's name) as it is, any other with what and the stack.
+func guarded(what string, fn func() error) (err error) {
 	defer func() {
 		switch p := recover().(type) {
 		case nil:
 		case *regionError:
 			err = p
 		default:
-			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			err = fmt.Errorf("%s: %v\n%s", what, p, debug.Stack())
 		}
 	}()
-	return workload(&Run{m: m})
+	return fn()
 }

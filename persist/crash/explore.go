@@ -3,7 +3,6 @@ package crash
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 )
 
 // errNested carries a failure found by a crash during recovery up to the
@@ -314,15 +313,6 @@ func (im *machine) addImageRegion(s *simRegion, buf []byte, bw []uint64, plan *i
 	return nil
 }
 
-func callCheck(check func(*Image) error, img *Image) (err error) {
-	defer func() {
-		switch p := recover().(type) {
-		case nil:
-		case *regionError:
-			err = p
-		default:
-			err = fmt.Errorf("check panicked: %v\n%s", p, debug.Stack())
-		}
-	}()
-	return check(img)
+func callCheck(check func(*Image) error, img *Image) error {
+	return guarded("check panicked", func() error { return check(img) })
 }

@@ -45,15 +45,7 @@ func (p Point) String() string {
 		} else {
 			fmt.Fprintf(&b, "end of workload, after fence %d", p.Fence)
 		}
-		if p.Site != "" {
-			fmt.Fprintf(&b, " at %s", p.Site)
-			if p.Func != "" {
-				fmt.Fprintf(&b, " (%s)", p.Func)
-			}
-		}
-		if p.Caller != "" {
-			fmt.Fprintf(&b, ", called from %s", p.Caller)
-		}
+		p.writeSite(&b)
 		if p.Label != "" {
 			fmt.Fprintf(&b, "; last operation %q", p.Label)
 		}
@@ -61,16 +53,21 @@ func (p Point) String() string {
 	default:
 		fmt.Fprintf(&b, "%s %q (after fence %d)", p.Kind, p.Label, p.Fence)
 	}
+	p.writeSite(&b)
+	return b.String()
+}
+
+// writeSite appends " at SITE (FUNC), called from CALLER", as known.
+func (p Point) writeSite(b *strings.Builder) {
 	if p.Site != "" {
-		fmt.Fprintf(&b, " at %s", p.Site)
+		fmt.Fprintf(b, " at %s", p.Site)
 		if p.Func != "" {
-			fmt.Fprintf(&b, " (%s)", p.Func)
+			fmt.Fprintf(b, " (%s)", p.Func)
 		}
 	}
 	if p.Caller != "" {
-		fmt.Fprintf(&b, ", called from %s", p.Caller)
+		fmt.Fprintf(b, ", called from %s", p.Caller)
 	}
-	return b.String()
 }
 
 var seedHash = maphash.MakeSeed()
