@@ -200,7 +200,6 @@ func TestDeviceProfiles(t *testing.T) {
 		func(p *persist.Profile) { p.Model.RandRead[0].GBs = 0 },
 		func(p *persist.Profile) { p.Model.Granularity = 0 },
 		func(p *persist.Profile) { p.Model.ReadNs = -1 },
-		func(p *persist.Profile) { p.Interference = 1.5 },
 		func(p *persist.Profile) { p.Format = 1 },
 	}
 	for i, f := range bad {

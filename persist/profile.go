@@ -90,9 +90,6 @@ func (p *Profile) Validate() error {
 		if err := p.Model.validate(); err != nil {
 			return err
 		}
-		if p.Interference > 1 {
-			return fmt.Errorf("%w: profile interference %g: the read bandwidth next to writers over alone is at most 1", ErrInvalid, p.Interference)
-		}
 	}
 	return nil
 }

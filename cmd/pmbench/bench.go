@@ -121,6 +121,9 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 	if err != nil {
 		return err
 	}
+	if err := b.emulationReport(); err != nil {
+		return err
+	}
 	if _, hi := b.threadRange(); hi > runtime.GOMAXPROCS(0) {
 		b.note("%d threads is more than GOMAXPROCS (%d): the larger thread counts share CPUs.", hi, runtime.GOMAXPROCS(0))
 	}
@@ -181,11 +184,16 @@ func mapFile(cfg config) (*persist.Region, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	dev, err := cfg.openDevice()
+	if err != nil {
+		return nil, err
+	}
 	r, err := persist.Map(cfg.file, &persist.Options{
 		Size:      cfg.size,
 		Create:    true,
 		Exclusive: true,
 		ForcePMem: cfg.forcePMem, // BRAID_FORCE_PMEM=1 is read by persist
+		Device:    dev,           // nil: BRAID_DEVICE's, read by persist
 	})
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", cfg.file, err)
@@ -201,6 +209,7 @@ func (b *bench) profile() *persist.Profile {
 	p.CPU = cpuName()
 	p.Cores = runtime.NumCPU()
 	p.Date = time.Now().UTC().Format(time.RFC3339)
+	b.addModel(&p)
 	return &p
 }
 

@@ -29,6 +29,8 @@ type config struct {
 	keep      bool
 	overwrite bool
 	forcePMem bool
+	device    string // -device: the emulated device to measure ("" = BRAID_DEVICE's, or none)
+	plot      string // -plot: directory of the bandwidth figures
 
 	grown string // why the default -size was grown ("" = it was not)
 }
@@ -79,6 +81,8 @@ func parseFlags(args []string, help io.Writer) (config, error) {
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the file at the end")
 	fs.BoolVar(&cfg.overwrite, "overwrite", false, "replace -file when it already exists")
 	fs.BoolVar(&cfg.forcePMem, "force-pmem", false, "take the PMem path (flush instructions) on a file that is not on DAX, like BRAID_FORCE_PMEM=1")
+	fs.StringVar(&cfg.device, "device", "", "measure an emulated device: "+deviceNames()+", or a profile file with a model (default: $BRAID_DEVICE); the report compares the curves with the profile's")
+	fs.StringVar(&cfg.plot, "plot", "", "draw bandwidth by thread count per access type into this `directory` (SVG and PNG); device mode")
 	// The flag package calls Usage on every parse error too; the usage is
 	// printed for -h only, so that an error is not buried under it.
 	fs.Usage = func() {}
@@ -104,6 +108,9 @@ func parseFlags(args []string, help io.Writer) (config, error) {
 		}
 	}
 	if err := cfg.validate(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.validateDevice(); err != nil {
 		return cfg, err
 	}
 	// The file must defeat the cache (see cacheMinSize): an explicit -size

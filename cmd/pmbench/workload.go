@@ -219,6 +219,7 @@ func (w *worker) do(off int) {
 	switch w.g.op {
 	case opRead:
 		copy(w.buf, w.mem[off:off+n])
+		w.declareRead(off, n)
 	case opWrite:
 		copy(w.mem[off:off+n], w.buf)
 	case opWriteFlush:
