@@ -288,15 +288,6 @@ func crashCases() []crashCase {
 func (c crashCase) config() crash.Config {
 	cfg := c.cfg
 	cfg.Regions = []crash.Spec{{Name: "r", Size: 16 << 10, Garbage: c.garbage}}
-	// Lenient on purpose (finding of persist/crash's strict Tear4 default,
-	// for fam's owner): FAMB words are stored with fam's own 8-byte store
-	// (word_64bit.go), which the simulator cannot see, so under Tear4 they
-	// tear in crashes during the check's Update (TestCrash/fam/*: "unfinished
-	// Create: object 0 is a5a5a525..."). Storing them with persist.Store64
-	// would let this test run strict.
-	if cfg.Tear == crash.TearDefault {
-		cfg.Tear = crash.TearOff
-	}
 	return cfg
 }
 

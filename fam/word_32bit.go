@@ -2,9 +2,16 @@
 
 package fam
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/braid-pm/braid/persist"
+)
 
 // On a 32-bit platform a plain 64-bit store would be two stores, which a
-// crash can tear: sync/atomic makes it one 8-byte access.
-func load(p *uint64) uint64     { return atomic.LoadUint64(p) }
-func store(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
+// crash can tear: persist.StoreWord (sync/atomic there) makes it one 8-byte
+// access, which a crash simulator sees as such.
+func load(p *uint64) uint64 { return atomic.LoadUint64(p) }
+func store(p *uint64, v uint64) {
+	persist.StoreWord(p, v)
+}
