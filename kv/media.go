@@ -64,7 +64,12 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem}, nil
+	emu, err := m.c.emulated()
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu}, nil
 }
 
 func (m *fileMedia) checkpoints() (fileDir, error) {
@@ -86,6 +91,7 @@ type fileDevice struct {
 	dir     string
 	lock    *os.File
 	pmem    bool
+	emu     *persist.Device // the emulated device (Options.Emulate), nil for none
 	regions []*persist.Region
 }
 
@@ -110,7 +116,7 @@ func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
 // (recovery reads only the logs' used parts) and pre-faulted later, in
 // the background (prefault).
 func (d *fileDevice) mapSeg(i int, size int64, create bool) (*persist.Region, error) {
-	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create})
+	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create, Device: d.emu})
 	if err != nil {
 		return nil, fmt.Errorf("kv: device %s: segment %d: %w", d.dir, i, err)
 	}

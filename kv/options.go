@@ -105,6 +105,14 @@ type Options struct {
 	// on DAX (persist.Options.ForcePMem; BRAID_FORCE_PMEM=1 does the same).
 	// Without it a file on tmpfs or a disk is made durable with msync.
 	PMem bool
+	// Emulate runs each of Devices as an emulated device of its own with
+	// this profile's model (persist's "Emulated devices"; emulate.go):
+	// the segments' writes and the store's reads (gets, recovery) sleep
+	// for the device time they cost. Nil: BRAID_DEVICE (a shipped profile
+	// or a profile file), again one emulated device per directory; unset
+	// or "dram": none. Without Profile, the emulated profile sizes the
+	// workers (its write knee).
+	Emulate *persist.Profile
 
 	// media replaces the files (tests: simulated regions and an in-memory
 	// checkpoint directory).
@@ -156,6 +164,9 @@ func (o *Options) resolve() (*config, error) {
 		if a, _ := filepath.Abs(c.CheckpointDir); seen[a] {
 			return nil, fmt.Errorf("%w: CheckpointDir %s is also a device", ErrInvalid, c.CheckpointDir)
 		}
+	}
+	if err := c.resolveEmulation(); err != nil {
+		return nil, err
 	}
 	if c.Profile == nil {
 		if path := os.Getenv("BRAID_PROFILE"); path != "" {

@@ -241,6 +241,7 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		}
 		dataEnd = max(dataEnd, int(e.off)+recSize(e.klen, int(e.vlen)))
 		rec := data.mem[e.off : int(e.off)+n]
+		data.r.ReadSeq(rec) // declared to an emulated device (Options.Emulate)
 		ch.valueB += int64(n)
 		if persist.CRC32C(rec) != e.crc && !s.broken.noValueCRC {
 			ch.corrupt++ // a torn batch's value, or damage: never a value

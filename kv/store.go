@@ -485,6 +485,7 @@ func (s *Store) record(l loc) (key, value []byte, err error) {
 		return nil, nil, fmt.Errorf("%w: device %d segment %d: no record of %d bytes at offset %d (epoch %d, segment epoch %d)", ErrCorrupt, l.dev, l.seg, n, l.off, l.epoch, g.epoch.Load())
 	}
 	b := g.mem[l.off : int(l.off)+n]
+	g.r.ReadRand(b) // declared to an emulated device (Options.Emulate)
 	if crc := persist.CRC32C(b); crc != l.crc && !s.broken.noValueCRC {
 		return nil, nil, fmt.Errorf("%w: device %d segment %d offset %d: record checksum %#08x, its metadata says %#08x", ErrCorrupt, l.dev, l.seg, l.off, crc, l.crc)
 	}
