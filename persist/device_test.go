@@ -209,7 +209,19 @@ func TestDeviceProfiles(t *testing.T) {
 		_, err := persist.NewDevice(p, nil)
 		require.ErrorIs(t, err, persist.ErrInvalid, "case %d", i)
 	}
-	_, err := persist.DeviceProfile("nvme")
+	slow, err := persist.OpenDevice("optane-1dimm:10", nil)
+	require.NoError(t, err)
+	require.Equal(t, "optane-1dimm:10", slow.Name())
+	sp := slow.Profile()
+	require.InDelta(t, 0.23, sp.SeqWrite.GBs, 1e-9)
+	require.InDelta(t, 0.66, persist.At(sp.Model.SeqRead, 6), 1e-9)
+	require.InDelta(t, 3050, sp.Model.ReadNs, 1e-9)
+	require.InDelta(t, 6.6, persist.At(p1.Model.SeqRead, 6), 1e-9, "the original is unchanged")
+	for _, bad := range []string{"optane-1dimm:0.5", "optane-1dimm:x", "nvme:10"} {
+		_, err := persist.OpenDevice(bad, nil)
+		require.ErrorIs(t, err, persist.ErrInvalid, bad)
+	}
+	_, err = persist.DeviceProfile("nvme")
 	require.ErrorIs(t, err, persist.ErrInvalid)
 	_, err = persist.OpenDevice(filepath.Join(dir, "missing.json"), nil)
 	require.ErrorIs(t, err, os.ErrNotExist)
