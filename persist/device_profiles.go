@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
