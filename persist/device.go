@@ -161,7 +161,7 @@ type lane struct {
 
 // DeviceStats are what a device was charged since it was made.
 type DeviceStats struct {
-	Reads, Writes         int64         // calls charged
+	Reads, Writes         int64         // charges (a call is charged in pieces of at most 64 KiB)
 	ReadBytes, WriteBytes int64         // bytes charged, in whole units (Granularity)
 	ReadTime, WriteTime   time.Duration // device time charged
 	Sleeps                int64         // sleeps of the accessors
@@ -261,7 +261,34 @@ func (d *Device) chargeWrite(addr uintptr, n int) {
 	}
 	now := d.clk.now()
 	d.mu.Lock()
-	d.account(now, write, d.writtenUnits(uint64(addr), uint64(n)), 1)
+	d.charge(now, write, d.writtenUnits(uint64(addr), uint64(n)), 1)
+}
+
+// piece is the most device bytes one charge accounts at a time: a large
+// read or write is charged piece by piece, each at the concurrency seen
+// when it is charged, so that the first of several accessors that start
+// together does not pay for all of its bytes at the bandwidth of one
+// (TestDeviceLargeCharges).
+const piece = 64 << 10
+
+// charge accounts bytes in ops accesses of class, piece by piece (the
+// ops spread over the pieces). Called with d.mu held and now read before
+// it was taken; returns with it released.
+func (d *Device) charge(now float64, class int, bytes, ops int64) {
+	for {
+		b, o := bytes, ops
+		if b > piece {
+			b = piece
+			o = ops * piece / bytes
+		}
+		bytes, ops = bytes-b, ops-o
+		d.account(now, class, b, o)
+		if bytes <= 0 {
+			return
+		}
+		now = d.clk.now()
+		d.mu.Lock()
+	}
 }
 
 // writtenUnits is the bytes a write of [a, a+n) costs: whole units, except
@@ -302,12 +329,12 @@ func (d *Device) chargeRead(class int, bytes int64, ops int64) {
 	}
 	now := d.clk.now()
 	d.mu.Lock()
-	d.account(now, class, bytes, ops)
+	d.charge(now, class, bytes, ops)
 }
 
 // account advances the lane of class by the cost of bytes in ops accesses
 // and sleeps the caller when it owes MinSleep or more. Called with d.mu
-// held; returns with it released.
+// held; returns with it released. Stats count the pieces as calls.
 func (d *Device) account(now float64, class int, bytes, ops int64) {
 	l, curve, lat := &d.read, d.m.SeqRead, 0.0
 	switch class {

@@ -291,3 +291,21 @@ func TestDeviceOff(t *testing.T) {
 	require.Nil(t, r.Domain(), "an emulating mapping is still a real one")
 	require.Contains(t, r.String(), "emulating device optane-1dimm")
 }
+
+// TestDeviceLargeCharges: accessors that start together with one large
+// charge each get the curve's bandwidth at their number, not the first
+// paying all its bytes at the bandwidth of one: a charge is accounted in
+// pieces, each at the concurrency seen when it is charged.
+func TestDeviceLargeCharges(t *testing.T) {
+	p := optane(t)
+	for _, n := range []int{2, 4} {
+		d, c := simDevice(t, p)
+		const size = 8 << 20
+		el := c.run(n, func(i int) { d.chargeWrite(uintptr(i)<<30, size) })
+		got := float64(n*size) / float64(el.Nanoseconds())
+		want := At(p.Model.Write, n)
+		t.Logf("%d writers: %.3f GB/s, profile %.3f", n, got, want)
+		require.InEpsilon(t, want, got, 0.05, "%d writers of one 8 MiB write each: %.2f GB/s, profile %.2f", n, got, want)
+		require.EqualValues(t, n*size/piece, d.Stats().Writes, "charged in 64 KiB pieces")
+	}
+}
