@@ -13,9 +13,12 @@ func (r *Region) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
 	}
-	var first error
+	// A simulated region's memory goes back to its owner readable.
+	_, first := r.liftPoison()
 	if r.dom != nil {
-		first = r.dom.Close()
+		if err := r.dom.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
 	if err := r.os.unmap(r.mem); err != nil && first == nil {
 		first = err
@@ -42,6 +45,12 @@ func (r *Region) Sync() error {
 	case kMsync:
 		return r.msync(0, r.size)
 	case kSim:
+		if err := r.Failed(); err != nil {
+			return err
+		}
+		if r.mode == ModeMsync {
+			return r.simSync(0, r.size)
+		}
 		if r.mode != ModeEADR {
 			r.dom.Flush(0, r.size)
 		}

@@ -60,6 +60,23 @@
 // only: guard each worker. See Map for what is guaranteed of files you did
 // not create.
 //
+// The other ways a platform fails, and what persist does about them:
+//
+//	failure                             what happens                                        injected in tests by
+//	poisoned media (uncorrectable)      a load or store faults; Guard: *MediaError whose    Region.Poison (pages made
+//	                                    Range is the poisoned range; Poisoned lists the     inaccessible), persist/crash's
+//	                                    known ones, the device's bad blocks among them      Image.Poison and Config.Poison
+//	a failed msync (EIO)                *SyncError (ErrSyncFailed); the region has failed:  Faults.Sync (InjectFaults)
+//	                                    every later Flush/Drain/Persist/Copy/Set/Sync
+//	                                    returns the same error, never a retried success
+//	a full device at Map or Grow        ErrFull (and ENOSPC); a created file removed, a     Faults.Alloc, a tiny tmpfs
+//	                                    grown one cut back, the region as it was
+//
+// On a DAX file Map reads the device's bad blocks (sysfs badblocks, placed
+// in the file by its extents through FIEMAP) and reports the file ranges
+// they cover in Info.Poisoned and Region.Poisoned, so that a structure
+// opened over them can say so up front.
+//
 // # Errors (every braid package)
 //
 // braid has one error vocabulary, defined here and used by every package:
@@ -73,6 +90,8 @@
 //	ErrClosed       the region is closed                    the package's own ErrClosed (its handle)
 //	ErrBusy         the area is claimed by an open handle   returned as it is
 //	ErrMedia        mapped memory faulted (Guard)           *MediaError, returned as it is (matches ErrCorrupt)
+//	ErrSyncFailed   a sync failed; the region has failed    *SyncError, returned as it is
+//	ErrFull         no space on the device (Map, Grow)      returned as it is (matches syscall.ENOSPC)
 //
 // A package's sentinel made with NewError matches persist's under
 // errors.Is, so a caller tests errors.Is(err, persist.ErrCorrupt) whatever

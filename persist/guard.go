@@ -29,14 +29,22 @@ type MediaError struct {
 	Size int
 	// Err is the runtime's error for the fault (a runtime.Error).
 	Err error
+	// Poisoned is the range holding Off that the region knows to be
+	// unreadable (Region.Poisoned: poisoned with Poison, or a bad block
+	// its device reported), empty when it knows none there.
+	Poisoned Range
 }
 
-// Range is the span the fault is known to cover: the page holding Off
-// (faults are reported at page granularity), clipped to the region;
+// Range is the span the fault is known to cover: the poisoned range
+// holding Off when the region knows one (Poisoned), else the page holding
+// Off (faults are reported at page granularity), clipped to the region;
 // (-1, -1) when Off is unknown.
 func (e *MediaError) Range() (lo, hi int64) {
 	if e.Off < 0 {
 		return -1, -1
+	}
+	if e.Poisoned.Len() > 0 {
+		return e.Poisoned.Lo, e.Poisoned.Hi
 	}
 	lo = e.Off &^ int64(pageSize-1)
 	return lo, min(lo+int64(pageSize), int64(e.Size))
@@ -51,7 +59,11 @@ func (e *MediaError) Error() string {
 		name = "the region"
 	}
 	lo, hi := e.Range()
-	return fmt.Sprintf("%s: fault at offset %d of %s (bytes %d to %d of its %d are unreadable)", ErrMedia, e.Off, name, lo, hi, e.Size)
+	what := "unreadable"
+	if e.Poisoned.Len() > 0 {
+		what = "poisoned"
+	}
+	return fmt.Sprintf("%s: fault at offset %d of %s (bytes %d to %d of its %d are %s)", ErrMedia, e.Off, name, lo, hi, e.Size, what)
 }
 
 // Unwrap returns ErrMedia and the runtime's error.
@@ -67,6 +79,7 @@ func (e *MediaError) Locate(rs ...*Region) bool {
 			continue
 		}
 		e.Path, e.Off, e.Size = r.info.Path, int64(e.Addr-r.base), r.size
+		e.Poisoned, _ = r.poisonedAt(e.Off)
 		return true
 	}
 	return false

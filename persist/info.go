@@ -18,6 +18,7 @@ type Info struct {
 	PMem      bool       // MAP_SYNC accepted: real persistent memory
 	Forced    bool       // PMem path forced on a mapping that is not PMem
 	Volatile  bool       // nothing survives a power failure (anonymous, tmpfs)
+	Poisoned  []Range    // ranges known unreadable: the device's bad blocks at Map, pages poisoned (Region.Poisoned)
 	EADR      bool       // platform reports CPU caches inside the persistence domain
 	Mode      Mode       // how stores are made durable
 	Flush     FlushInstr // flush instruction (ModeFlush only)
@@ -61,6 +62,13 @@ func (i Info) String() string {
 	}
 	if i.ReadOnly {
 		b.WriteString(", read-only")
+	}
+	if len(i.Poisoned) > 0 {
+		var n int64
+		for _, g := range i.Poisoned {
+			n += g.Len()
+		}
+		fmt.Fprintf(&b, ", %d poisoned ranges (%s)", len(i.Poisoned), byteSize(n))
 	}
 	if i.Counters {
 		b.WriteString(", traffic counted")

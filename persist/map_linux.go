@@ -50,6 +50,10 @@ var fallocate = unix.Fallocate
 //     under Guard: sort's inputs, run files and outputs, and the records
 //     validate and gen read and write.
 //   - Unguarded, the same access is a fatal runtime fault.
+//
+// A full device is an ErrFull error (a file Map created is removed). On a
+// DAX file Map reads the device's bad blocks and reports the file ranges
+// they cover (Info.Poisoned, Region.Poisoned).
 func Map(path string, opts *Options) (*Region, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path", ErrInvalid)
@@ -99,6 +103,13 @@ func Map(path string, opts *Options) (*Region, error) {
 	r := newRegion(mem, mode, c, info)
 	r.readOnly = o.ReadOnly
 	r.os = osMapping{file: f, mapped: true, sparse: o.Sparse}
+	if dax {
+		// Bad blocks the device lists are known up front (Poisoned);
+		// when the list cannot be read or placed in the file none are,
+		// and a load from one is still a fault that Guard catches.
+		r.poison.bad, _ = fileBadRanges(sysRoot, f, size)
+	}
+	mappedHook(r)
 	return r, nil
 }
 
@@ -175,10 +186,10 @@ func prepareFile(f *os.File, path string, size int64, o *Options, created bool) 
 		}
 	}
 	if !o.ReadOnly && !o.Sparse {
-		if err := fallocate(int(f.Fd()), 0, 0, size); err == nil {
+		if err := allocate(f, path, 0, size); err == nil {
 			prealloc = true
 		} else if !errors.Is(err, unix.EOPNOTSUPP) {
-			return false, fmt.Errorf("persist: preallocate %d bytes for %s: %w", size, path, err)
+			return false, err
 		}
 	}
 	if created {
@@ -190,6 +201,22 @@ func prepareFile(f *os.File, path string, size int64, o *Options, created bool) 
 		}
 	}
 	return prealloc, nil
+}
+
+// allocate preallocates the n bytes at off of f (fallocate). A full
+// device is an ErrFull error that also wraps the system's.
+func allocate(f *os.File, path string, off, n int64) error {
+	err := allocFault(path, off, n)
+	if err == nil {
+		err = fallocate(int(f.Fd()), 0, off, n)
+	}
+	switch {
+	case err == nil || errors.Is(err, unix.EOPNOTSUPP):
+		return err
+	case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT):
+		return fmt.Errorf("%w: cannot preallocate %d bytes at offset %d of %s: %w", ErrFull, n, off, path, err)
+	}
+	return fmt.Errorf("persist: preallocate %d bytes at offset %d of %s: %w", n, off, path, err)
 }
 
 // mapFile maps size bytes of f, with MAP_SYNC when the file system grants
@@ -369,13 +396,22 @@ func onTmpfs(f *os.File) bool {
 	return t == unix.TMPFS_MAGIC || t == unix.RAMFS_MAGIC
 }
 
+// msync syncs the pages of [off, off+n). A failure fails the region for
+// good (ErrSyncFailed): the kernel may have dropped the pages.
 func (r *Region) msync(off, n int) error {
+	if err := r.Failed(); err != nil {
+		return err
+	}
 	lo, hi := pageSpan(off, n)
 	if hi > r.size {
 		hi = r.size
 	}
-	if err := unix.Msync(r.mem[lo:hi], unix.MS_SYNC); err != nil {
-		return fmt.Errorf("persist: msync %s [%d, %d): %w", r.info.Path, lo, hi, err)
+	err := r.syncFault(lo, hi-lo)
+	if err == nil {
+		err = unix.Msync(r.mem[lo:hi], unix.MS_SYNC)
+	}
+	if err != nil {
+		return r.fail(&SyncError{Path: r.info.Path, Lo: lo, Hi: hi, Err: err})
 	}
 	return nil
 }
@@ -417,22 +453,26 @@ func (r *Region) Grow(size int) error {
 			return fmt.Errorf("persist: grow %s: %w", r.info.Path, err)
 		}
 		if !r.os.sparse {
-			err := fallocate(int(f.Fd()), 0, int64(r.size), int64(size-r.size))
+			err := allocate(f, r.info.Path, int64(r.size), int64(size-r.size))
 			if err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
 				f.Truncate(int64(r.size))
-				return fmt.Errorf("persist: preallocate %s to %d bytes: %w", r.info.Path, size, err)
+				return err
 			}
 		}
+	}
+	repoison, err := r.liftPoison() // mremap moves one mapping, not pieces of several protections
+	if err != nil {
+		return err
 	}
 	p, err := unix.MremapPtr(unsafe.Pointer(unsafe.SliceData(r.mem)), uintptr(r.size), nil, uintptr(size), unix.MREMAP_MAYMOVE)
 	if err != nil {
 		if f := r.os.file; f != nil {
 			f.Truncate(int64(r.size)) // back to the size still mapped
 		}
-		return fmt.Errorf("persist: mremap to %d bytes: %w", size, err)
+		return errors.Join(fmt.Errorf("persist: mremap to %d bytes: %w", size, err), repoison(r.memBase()))
 	}
 	mem := unsafe.Slice((*byte)(p), size)
 	r.mem, r.size, r.base = mem, size, uintptr(ptrOf(mem))
 	r.info.Size = size
-	return nil
+	return repoison(p)
 }

@@ -63,6 +63,8 @@ type Region struct {
 	dom      Domain
 	info     Info
 	os       osMapping
+	poison   poisonSet                 // poisoned and bad ranges (poison.go)
+	failed   atomic.Pointer[SyncError] // the first failed sync (faults.go)
 
 	claimMu sync.Mutex
 	claims  []claim
@@ -112,6 +114,7 @@ func (r *Region) Readable() error {
 func (r *Region) Info() Info {
 	i := r.info
 	i.Closed = r.closed.Load()
+	i.Poisoned = r.Poisoned()
 	return i
 }
 
@@ -189,10 +192,14 @@ func (r *Region) Drain() error {
 	}
 	switch r.kind {
 	case kSim:
+		if err := r.Failed(); err != nil {
+			return err
+		}
 		if r.mode != ModeMsync {
 			r.dom.Fence()
 		}
 	case kMsync:
+		return r.Failed()
 	default:
 		asm.SFence()
 	}
@@ -236,6 +243,8 @@ func (r *Region) persist(b []byte) error {
 		if err := r.flushSlow(off, len(b)); err != nil {
 			return err
 		}
+	} else if err := r.Failed(); err != nil {
+		return err
 	}
 	if r.kind == kSim && r.mode != ModeMsync {
 		r.dom.Fence()
@@ -245,15 +254,16 @@ func (r *Region) persist(b []byte) error {
 
 // flushSlow is Flush for msync and simulated regions.
 func (r *Region) flushSlow(off, n int) error {
+	if err := r.Failed(); err != nil {
+		return err
+	}
 	if r.dev != nil {
 		r.charged(off, n)
 	}
 	if r.kind == kSim {
 		if r.mode == ModeMsync {
 			lo, hi := pageSpan(off, n)
-			r.dom.Flush(lo, hi-lo)
-			r.dom.Fence()
-			return nil
+			return r.simSync(lo, hi-lo)
 		}
 		if r.mode == ModeFlush {
 			r.dom.Flush(off, n)
