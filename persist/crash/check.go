@@ -129,7 +129,7 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, sco
 	if workload == nil || check == nil {
 		return nil, fmt.Errorf("%w: nil workload or check", ErrConfig)
 	}
-	st := &state{cfg: c, check: check, report: &Report{}, stacks: map[pathKey]struct{}{}, pairPaths: map[pathKey]struct{}{},
+	st := &state{cfg: c, check: poisonCheck(c, check), report: &Report{}, stacks: map[pathKey]struct{}{}, pairPaths: map[pathKey]struct{}{},
 		findings: map[[2]string]*Finding{}, scope: scope}
 	if st.replay, err = parseReplay(os.Getenv(ReplayEnv)); err != nil {
 		return nil, err

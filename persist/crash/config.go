@@ -92,6 +92,9 @@ type Config struct {
 	// NoShrink skips reducing a failing image to the fewest surviving
 	// words before it is reported.
 	NoShrink bool
+	// Poison, when set, poisons a seeded random range of every crash
+	// image before the check runs (poison.go: the poison model).
+	Poison *Poison
 }
 
 // Spec describes one simulated region.
@@ -105,6 +108,8 @@ type Spec struct {
 	// Options for the simulated region: only MovntThreshold and NoMovnt
 	// apply (see persist.NewSimulated).
 	Options *persist.Options
+
+	marks *poisonMarks // Run.Poison's ranges, shared by the images of a run (poison.go)
 }
 
 // Points is a set of crash-point kinds.
@@ -209,6 +214,9 @@ func (c *Config) withDefaults() (Config, error) {
 		if s.Size <= 0 || s.Size%8 != 0 || s.Size > MaxRegionSize {
 			return d, fmt.Errorf("%w: region %q size %d: want a positive multiple of 8 up to %d", ErrConfig, s.Name, s.Size, MaxRegionSize)
 		}
+	}
+	if err := d.Poison.validate(d.Regions); err != nil {
+		return d, err
 	}
 	for _, f := range d.Fences {
 		if f < 1 {
