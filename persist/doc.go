@@ -65,7 +65,7 @@
 //	failure                             what happens                                        injected in tests by
 //	poisoned media (uncorrectable)      a load or store faults; Guard: *MediaError whose    Region.Poison (pages made
 //	                                    Range is the poisoned range; Poisoned lists the     inaccessible), persist/crash's
-//	                                    known ones, the device's bad blocks among them      poisoned crash images
+//	                                    known ones, the device's bad blocks among them      Image.Poison, Config.Poison
 //	a failed msync (EIO)                *SyncError (ErrSyncFailed); the region has failed:  Faults.Sync (InjectFaults)
 //	                                    every later Flush/Drain/Persist/Copy/Set/Sync
 //	                                    returns the same error, never a retried success

@@ -107,7 +107,9 @@ func Map(path string, opts *Options) (*Region, error) {
 		// Bad blocks the device lists are known up front (Poisoned);
 		// when the list cannot be read or placed in the file none are,
 		// and a load from one is still a fault that Guard catches.
-		r.poison.bad, _ = fileBadRanges(sysRoot, f, size)
+		if bad, _ := fileBadRanges(sysRoot, f, size); len(bad) > 0 {
+			r.poisons().bad = bad
+		}
 	}
 	mappedHook(r)
 	return r, nil

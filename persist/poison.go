@@ -20,7 +20,8 @@ func (g Range) String() string { return fmt.Sprintf("[%d, %d)", g.Lo, g.Hi) }
 
 // poisonSet is what a region knows to be unreadable: the ranges poisoned
 // with Poison (page-aligned, protected so that an access faults) and the
-// bad blocks its device reported at Map.
+// bad blocks its device reported at Map. A region has none until it needs
+// one (Region.poison is nil): regions are made per crash image.
 type poisonSet struct {
 	mu       sync.Mutex
 	injected []Range // sorted, disjoint, page-aligned (Hi may pass the size: the tail page)
@@ -55,7 +56,7 @@ func (r *Region) Poison(off, n int) error {
 	if err != nil {
 		return err
 	}
-	p := &r.poison
+	p := r.poisons()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := protect(r.memBase(), g, protNone); err != nil {
@@ -78,14 +79,17 @@ func (r *Region) Unpoison(off, n int) error {
 		return fmt.Errorf("%w: unpoison %d bytes at offset %d of a %d-byte region", ErrRange, n, off, r.size)
 	}
 	lo, hi := pageSpan(off, n)
-	p := &r.poison
+	p := r.poison.Load()
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return r.unpoisonLocked(int64(lo), int64(hi))
 }
 
 func (r *Region) unpoisonLocked(lo, hi int64) error {
-	p := &r.poison
+	p := r.poison.Load()
 	var kept []Range
 	for _, g := range p.injected {
 		if !g.Overlaps(lo, hi) {
@@ -113,7 +117,10 @@ func (r *Region) unpoisonLocked(lo, hi int64) error {
 // structure opened over a region checks it to report, up front, the
 // parts of its area it cannot read.
 func (r *Region) Poisoned() []Range {
-	p := &r.poison
+	p := r.poison.Load()
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := slices.Clone(p.bad)
@@ -135,6 +142,15 @@ func (r *Region) PoisonedIn(off, n int) []Range {
 		}
 	}
 	return out
+}
+
+// poisons returns the region's poison set, made on first use.
+func (r *Region) poisons() *poisonSet {
+	if p := r.poison.Load(); p != nil {
+		return p
+	}
+	r.poison.CompareAndSwap(nil, &poisonSet{})
+	return r.poison.Load()
 }
 
 // poisonedAt returns the known-unreadable range holding off.
@@ -177,7 +193,10 @@ func (r *Region) protection() int {
 // of different protections) and Close (a simulated region's memory goes
 // back to its owner whole) run between the two.
 func (r *Region) liftPoison() (restore func(base unsafe.Pointer) error, err error) {
-	p := &r.poison
+	p := r.poison.Load()
+	if p == nil {
+		return func(unsafe.Pointer) error { return nil }, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pages := slices.Clone(p.injected)

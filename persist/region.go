@@ -63,7 +63,7 @@ type Region struct {
 	dom      Domain
 	info     Info
 	os       osMapping
-	poison   poisonSet                 // poisoned and bad ranges (poison.go)
+	poison   atomic.Pointer[poisonSet] // poisoned and bad ranges (poison.go)
 	failed   atomic.Pointer[SyncError] // the first failed sync (faults.go)
 
 	claimMu sync.Mutex

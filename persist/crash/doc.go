@@ -38,6 +38,35 @@
 // holds what they had stored when the crash point came: use
 // single-goroutine workloads to reproduce).
 //
+// # The poison model
+//
+// Power loss is not the only failure of real PMem: an uncorrectable media
+// error poisons a range, and a load from it raises SIGBUS. The simulator
+// poisons crash images the same way (persist.Region.Poison: the pages are
+// made inaccessible, so loads and stores fault, at page granularity as
+// Linux reports), and the structure's recovery must read them under
+// persist.Guard and report persist.ErrMedia instead of dying:
+//
+//	call                          what is poisoned
+//	Run.Poison(name, off, n)      the pages of [off, off+n) of every image taken after the call (media that
+//	                              went bad); the workload's own memory stays readable
+//	Image.Poison(name, off, n)    the pages of [off, off+n) of this image, now, for its check
+//	Config.Poison                 a seeded random run of Poison.Pages pages inside [Off, Off+Size) of one
+//	                              region (Poison.Region, or one chosen per image) of every image; the
+//	                              same seed, crash point and image poison the same pages (replays agree)
+//	Image.Poisoned(name)          what this image has poisoned: the check compares the structure's errors
+//	                              with it
+//
+// The check's errors on a poisoned image say what was poisoned. Poisoning
+// needs whole pages of memory: a region's Size must be a multiple of
+// os.Getpagesize(). The poison is lifted when the check returns. An image
+// whose recovery is crashed again (RecoveryCrashes) is not poisoned by
+// Config.Poison, and Image.Poison turns those crashes off for its image:
+// the simulator reads the image's memory to find what the recovery wrote.
+// Failed syncs and full devices are persist's faults (persist.InjectFaults);
+// a simulated region in ModeMsync honours the sync hook (a failed sync
+// writes nothing back).
+//
 // # Coverage: what every crash point checks
 //
 //	combinations <= MaxImages   every combination (exhaustive)
