@@ -59,7 +59,12 @@
 //
 // The check's errors on a poisoned image say what was poisoned. Poisoning
 // needs whole pages of memory: a region's Size must be a multiple of
-// os.Getpagesize(). The poison is lifted when the check returns. An image
+// os.Getpagesize(). Images of regions under 1 MiB are copies in Go memory,
+// larger ones copy-on-write mappings; both are protected page by page (Go
+// places a buffer of whole pages on page boundaries; were one not, Poison
+// would refuse its partial pages with persist.ErrUnsupported, never
+// protect memory the image does not own). The poison is lifted when the
+// check returns, before the image's memory is reused. An image
 // whose recovery is crashed again (RecoveryCrashes) is not poisoned by
 // Config.Poison, and Image.Poison turns those crashes off for its image:
 // the simulator reads the image's memory to find what the recovery wrote.

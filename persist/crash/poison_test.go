@@ -108,7 +108,17 @@ func (p *pages) check(poisoned *int) func(*crash.Image) error {
 // empty one, is caught.
 func TestPoisonEveryImage(t *testing.T) {
 	ps := os.Getpagesize()
-	cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: 4 * ps}}, Poison: &crash.Poison{}, RecoveryCrashes: -1, Seed: 7}
+	// 4 pages: the images are copies in Go memory (a page-multiple
+	// allocation is page-aligned, so its pages can be protected); 1 MiB:
+	// the images are copy-on-write mappings of the media file.
+	for _, size := range []int{4 * ps, 1 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) { testPoisonEveryImage(t, size) })
+	}
+}
+
+func testPoisonEveryImage(t *testing.T, size int) {
+	ps := os.Getpagesize()
+	cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: size}}, Poison: &crash.Poison{Size: 4 * ps}, RecoveryCrashes: -1, Seed: 7}
 	p := &pages{n: 4}
 	var poisoned int
 	rep, err := crash.Check(cfg, p.workload, p.check(&poisoned))
