@@ -1,77 +1,175 @@
 package kv
 
 import (
-	"hash/maphash"
+	"encoding/binary"
 	"runtime"
+	"slices"
 	"sync"
 )
 
-// build fills the index from the checkpoint's entries and the replayed
-// records, highest serial per key, one goroutine per group of shards.
-func (s *Store) build(ck *checkpoint, chains []*chain) {
+// parts is what one replayed metadata log (or one range of a checkpoint)
+// holds for the index, split by index shard: entries in slot form, and
+// the tails of keys longer than inlineKey in one byte buffer per shard
+// (a slot's arena reference is then an offset into it). Nothing in it is
+// a Go pointer per key, so a recovery of millions of keys gives the
+// garbage collector nothing to do, and the shards are built in parallel
+// from it, each sized once.
+type parts struct {
+	slots [][]slot
+	tails [][]byte
+}
+
+func newParts(shards int) *parts {
+	return &parts{slots: make([][]slot, shards), tails: make([][]byte, shards)}
+}
+
+// add files key's version l under its shard.
+func (p *parts) add(x *index, key []byte, l loc) {
+	h := keyHash(key)
+	i := x.shardOf(h)
+	e := slot{h: tag(h), klen: uint16(len(key))}
+	e.setLoc(l)
+	if len(key) <= inlineKey {
+		copy(e.key[:], key)
+	} else {
+		copy(e.key[:keyPrefix], key)
+		binary.LittleEndian.PutUint64(e.key[keyPrefix:], uint64(len(p.tails[i])))
+		p.tails[i] = append(p.tails[i], key[keyPrefix:]...)
+	}
+	p.slots[i] = append(p.slots[i], e)
+}
+
+// key returns the key of entry e of shard i (buf: scratch for a long one).
+func (p *parts) key(i int, e *slot, buf []byte) []byte {
+	if int(e.klen) <= inlineKey {
+		return e.key[:e.klen]
+	}
+	off := binary.LittleEndian.Uint64(e.key[keyPrefix:])
+	buf = append(buf[:0], e.key[:keyPrefix]...)
+	return append(buf, p.tails[i][off:off+uint64(e.klen)-keyPrefix]...)
+}
+
+// partition files a checkpoint's entries by shard, in GOMAXPROCS ranges
+// at once (on sem, counted in wg); an entry whose segment was cleaned
+// since is stale: GC re-appended it after the checkpoint, the replay has
+// it.
+func (s *Store) partition(recs []krec, sem chan struct{}, wg *sync.WaitGroup) []*parts {
+	n := min(cap(sem), max(1, len(recs)/4096))
+	out := make([]*parts, n)
+	for k := range n {
+		out[k] = newParts(len(s.idx.shards))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for _, r := range recs[k*len(recs)/n : (k+1)*len(recs)/n] {
+				if s.dataSeg(int(r.l.dev), int(r.l.seg), r.l.epoch) != nil {
+					out[k].add(s.idx, r.key, r.l)
+				}
+			}
+		}()
+	}
+	return out
+}
+
+// build fills the index from srcs (the checkpoint's entries and the
+// replayed ones), highest serial per key: one goroutine per group of
+// shards, each shard sized once for what it receives. The segments' live
+// bytes and newest serials, the key count and the ordered index follow.
+func (s *Store) build(srcs []*parts) {
 	x := s.idx
 	ns := len(x.shards)
 	par := min(runtime.GOMAXPROCS(0), ns)
-	// Size the shards for what comes, so that they are not grown (and
-	// rehashed) entry by entry.
-	total := 0
-	if ck != nil {
-		total += len(ck.recs)
-	}
-	for _, ch := range chains {
-		total += len(ch.recs)
-	}
-	for i := range x.shards {
-		x.shards[i].m = make(map[string]loc, total/ns+total/ns/8+8)
-	}
+	accs := make([]buildAcc, par)
 	var wg sync.WaitGroup
 	for p := range par {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			put := func(k string, l loc) {
-				i := int(maphash.String(hashSeed, k) % uint64(ns))
-				if i%par != p {
-					return
-				}
-				m := x.shards[i].m
-				if cur, ok := m[k]; !ok || l.newer(cur) {
-					m[k] = l
-				}
+			a := &accs[p]
+			a.live = make([][]int64, len(s.devs))
+			a.maxS = make([][]uint64, len(s.devs))
+			for d, dev := range s.devs {
+				a.live[d] = make([]int64, len(dev.segs))
+				a.maxS[d] = make([]uint64, len(dev.segs))
 			}
-			if ck != nil {
-				for _, r := range ck.recs {
-					// An entry whose segment was cleaned since is stale: GC
-					// re-appended it after the checkpoint, the replay has it.
-					if s.dataSeg(int(r.l.dev), int(r.l.seg), r.l.epoch) != nil {
-						put(r.key, r.l)
+			var buf []byte
+			for i := p; i < ns; i += par {
+				t := &x.shards[i].t
+				n := 0
+				for _, src := range srcs {
+					n += len(src.slots[i])
+				}
+				t.reserve(n)
+				for _, src := range srcs {
+					for k := range src.slots[i] {
+						e := &src.slots[i][k]
+						key := src.key(i, e, buf)
+						if len(key) > inlineKey {
+							buf = key
+						}
+						if j := t.find(e.h, key); j < 0 {
+							t.insert(e.h, key, e.loc())
+						} else if e.serial > t.slots[j].serial {
+							t.set(j, e.loc())
+						}
 					}
+					src.slots[i], src.tails[i] = nil, nil
 				}
-			}
-			for _, ch := range chains {
-				for _, r := range ch.recs {
-					put(r.key, r.l)
-				}
+				t.shrink()
+				a.account(t, x.order != nil, buf)
 			}
 		}()
 	}
 	wg.Wait()
-	var keys int64
-	x.each(func(k string, l loc) {
-		g := s.devs[l.dev].segs[l.seg]
-		g.live.Add(l.size())
-		g.maxSerial.Store(max(g.maxSerial.Load(), l.serial))
-		if !l.tomb() {
-			keys++
+	var order []string
+	for p := range accs {
+		a := &accs[p]
+		s.rep.Keys += a.keys
+		for d, dev := range s.devs {
+			for j, g := range dev.segs {
+				g.live.Add(a.live[d][j])
+				g.maxSerial.Store(max(g.maxSerial.Load(), a.maxS[d][j]))
+			}
 		}
-		x.ordered(k, l)
-	})
-	s.rep.Keys = keys
-	for _, ch := range chains {
-		ch.recs = nil
+		order = append(order, a.order...)
+	}
+	if x.order != nil {
+		slices.Sort(order)
+		for _, k := range order {
+			x.order.Load(k) // bulk load: sorted
+		}
 	}
 }
 
+// buildAcc is what one build goroutine found in its shards.
+type buildAcc struct {
+	live  [][]int64  // per device, per segment: live bytes
+	maxS  [][]uint64 // newest serial
+	keys  int64      // live keys (tombstones not counted)
+	order []string   // the keys, with an ordered index
+}
+
+// account adds table t's entries to the segments' live bytes and newest
+// serials, the live key count and, with an ordered index, the keys.
+func (a *buildAcc) account(t *table, ordered bool, buf []byte) {
+	for j := range t.slots {
+		e := &t.slots[j]
+		if e.h == 0 {
+			continue
+		}
+		l := e.loc()
+		a.live[l.dev][l.seg] += l.size()
+		a.maxS[l.dev][l.seg] = max(a.maxS[l.dev][l.seg], l.serial)
+		if !l.tomb() {
+			a.keys++
+		}
+		if ordered {
+			a.order = append(a.order, string(t.keyOf(j, buf)))
+		}
+	}
+}
 // setupWorkers makes the workers and gives each the logs it continues:
 // the metadata chain it owns and the data segment of its last marker.
 // Every other data segment is sealed.

@@ -52,12 +52,23 @@ type ckptInfo struct {
 }
 
 func encodeCheckpoint(c *checkpoint, storeID uint64) []byte {
-	n := pmheader.Size + ckptFixed + len(c.chains)*chainSize
+	n := 0
 	for _, r := range c.recs {
 		n += ckEntrySize + len(r.key)
 	}
-	b := make([]byte, n, n+4)
-	f := pmheader.Fields{Size: uint32(len(c.chains)), Stride: chainSize, Count: uint64(len(c.recs)), Aux: storeID}
+	b := encodeCheckpointHead(c, len(c.recs), storeID, n)
+	for _, r := range c.recs {
+		b = appendCkEntry(b, r.key, r.l)
+	}
+	return encodeCheckpointEnd(b)
+}
+
+// encodeCheckpointHead starts a checkpoint of entries index entries (of
+// entryBytes bytes): the header line, the fixed part and the chains.
+func encodeCheckpointHead(c *checkpoint, entries int, storeID uint64, entryBytes int) []byte {
+	n := pmheader.Size + ckptFixed + len(c.chains)*chainSize
+	b := make([]byte, n, n+entryBytes+4)
+	f := pmheader.Fields{Size: uint32(len(c.chains)), Stride: chainSize, Count: uint64(entries), Aux: storeID}
 	pmheader.Encode(b, &f)
 	binary.LittleEndian.PutUint64(b, ckptKind.Magic)
 	p := b[pmheader.Size:]
@@ -78,20 +89,26 @@ func encodeCheckpoint(c *checkpoint, storeID uint64) []byte {
 		le.PutUint32(p[32:], uint32(ch.dataOff))
 		p = p[chainSize:]
 	}
-	for _, r := range c.recs {
-		l := r.l
-		le.PutUint16(p, l.klen)
-		le.PutUint16(p[2:], l.dev)
-		le.PutUint32(p[4:], l.vlen)
-		le.PutUint32(p[8:], l.seg)
-		le.PutUint32(p[12:], l.off)
-		le.PutUint32(p[16:], l.crc)
-		le.PutUint64(p[20:], l.epoch)
-		le.PutUint64(p[28:], l.serial)
-		copy(p[ckEntrySize:], r.key)
-		p = p[ckEntrySize+len(r.key):]
-	}
-	return le.AppendUint32(b, persist.CRC32C(b[pmheader.Size:]))
+	return b
+}
+
+// appendCkEntry appends one index entry to a checkpoint.
+func appendCkEntry(b, key []byte, l loc) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint16(b, l.klen)
+	b = le.AppendUint16(b, l.dev)
+	b = le.AppendUint32(b, l.vlen)
+	b = le.AppendUint32(b, l.seg)
+	b = le.AppendUint32(b, l.off)
+	b = le.AppendUint32(b, l.crc)
+	b = le.AppendUint64(b, l.epoch)
+	b = le.AppendUint64(b, l.serial)
+	return append(b, key...)
+}
+
+// encodeCheckpointEnd appends the CRC of everything after the header.
+func encodeCheckpointEnd(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, persist.CRC32C(b[pmheader.Size:]))
 }
 
 // decodeCheckpoint checks and decodes a checkpoint file: another kind of
@@ -137,7 +154,7 @@ func decodeCheckpoint(b []byte, storeID uint64) (*checkpoint, error) {
 		if l.klen == 0 || len(p) < ckEntrySize+int(l.klen) || l.serial == 0 || l.serial > c.maxSerial {
 			return nil, fmt.Errorf("%w: checkpoint entry %d of %d is malformed", ErrCorrupt, i, f.Count)
 		}
-		c.recs = append(c.recs, krec{key: string(p[ckEntrySize : ckEntrySize+int(l.klen)]), l: l})
+		c.recs = append(c.recs, krec{key: p[ckEntrySize : ckEntrySize+int(l.klen) : ckEntrySize+int(l.klen)], l: l})
 		p = p[ckEntrySize+int(l.klen):]
 	}
 	if len(p) != 0 {
@@ -238,9 +255,10 @@ func (s *Store) checkpointLocked() error {
 			c.chains = append(c.chains, w.position())
 		}
 	}
-	c.recs = make([]krec, 0, s.idx.count())
-	s.idx.each(func(k string, l loc) { c.recs = append(c.recs, krec{key: k, l: l}) })
-	b := encodeCheckpoint(c, s.storeID)
+	entries, _, keyB, _ := s.idx.counts()
+	b := encodeCheckpointHead(c, entries, s.storeID, entries*ckEntrySize+int(keyB))
+	s.idx.each(func(k []byte, l loc) { b = appendCkEntry(b, k, l) })
+	b = encodeCheckpointEnd(b)
 	name := ckptName(c.seq)
 	if err := s.ckdir.write(name, b); err != nil {
 		return fmt.Errorf("kv: write checkpoint %s: %w", name, err)

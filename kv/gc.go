@@ -142,10 +142,10 @@ func (s *Store) victims(all bool, rep *GCReport) []*victim {
 	if len(vs) == 0 {
 		return nil
 	}
-	s.idx.each(func(k string, l loc) {
+	s.idx.each(func(k []byte, l loc) {
 		g := s.devs[l.dev].segs[l.seg]
 		if v := byseg[g]; v != nil && g.epoch.Load() == l.epoch {
-			v.live = append(v.live, krec{key: k, l: l})
+			v.live = append(v.live, krec{key: clone(k), l: l})
 		}
 	})
 	slices.SortFunc(vs, func(a, b *victim) int { return cmp.Compare(b.score, a.score) })
@@ -190,7 +190,7 @@ func (s *Store) clean(v *victim, floor uint64, rep *GCReport) error {
 			continue
 		}
 		q := s.getReq()
-		q.kind, q.key, q.l = opMove, []byte(r.key), r.l
+		q.kind, q.key, q.l = opMove, r.key, r.l
 		w.q <- q
 		reqs = append(reqs, q)
 	}

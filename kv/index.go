@@ -3,9 +3,8 @@ package kv
 import (
 	"hash/maphash"
 	"sync"
-	"time"
+	"unsafe"
 
-	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/tidwall/btree"
 )
 
@@ -33,32 +32,35 @@ func (a loc) newer(b loc) bool { return a.serial > b.serial }
 
 var hashSeed = maphash.MakeSeed()
 
-// index is the DRAM index: hash shards, per-worker merge logs in front of
-// them, and an optional ordered index for Scan.
+func keyHash(key []byte) uint64 { return maphash.Bytes(hashSeed, key) }
+
+// upd is one index update: a key (with its hash) and its new version.
+// The key is the caller's: the index copies it.
+type upd struct {
+	h   uint64
+	key []byte
+	l   loc
+}
+
+// index is the DRAM index: hash shards (flat tables, table.go),
+// per-worker merge logs in front of them (merge.go), and an optional
+// ordered index of the keys for Scan.
 type index struct {
 	s      *Store
 	shards []shard
 	merge  []*mergeLog // per worker; nil with DirectIndex
-	order  *btree.BTreeG[oitem]
+	order  *btree.BTreeG[string]
 	omu    sync.RWMutex
 }
 
 type shard struct {
 	mu sync.RWMutex
-	m  map[string]loc
-	_  [40]byte // keep shards' locks on separate lines
-}
-
-type oitem struct {
-	key string
-	l   loc
+	t  table
+	_  [128 - unsafe.Sizeof(sync.RWMutex{}) - unsafe.Sizeof(table{})]byte // keep shards' locks on separate lines
 }
 
 func newIndex(s *Store, shards, workers int, direct, ordered bool) *index {
 	x := &index{s: s, shards: make([]shard, shards)}
-	for i := range x.shards {
-		x.shards[i].m = make(map[string]loc)
-	}
 	if !direct {
 		x.merge = make([]*mergeLog, workers)
 		for i := range x.merge {
@@ -66,129 +68,157 @@ func newIndex(s *Store, shards, workers int, direct, ordered bool) *index {
 		}
 	}
 	if ordered {
-		x.order = btree.NewBTreeGOptions(func(a, b oitem) bool { return a.key < b.key }, btree.Options{NoLocks: true})
+		x.order = btree.NewBTreeGOptions(func(a, b string) bool { return a < b }, btree.Options{NoLocks: true})
 	}
 	return x
 }
 
-func (x *index) shard(key []byte) *shard {
-	return &x.shards[maphash.Bytes(hashSeed, key)%uint64(len(x.shards))]
-}
+// shardOf picks a hash's shard from its high half (the slot tag and the
+// probe start are the low half).
+func (x *index) shardOf(h uint64) int { return int((h >> 32) * uint64(len(x.shards)) >> 32) }
+
+// prefetch starts loading the slot where key hash h lives (see
+// table.prefetch).
+func (x *index) prefetch(h uint64) { x.shards[x.shardOf(h)].t.prefetch(tag(h)) }
 
 // lookup returns the latest committed version of key: the newest of the
 // merge logs' (checked through their bloom filters) and the shard's.
 func (x *index) lookup(key []byte) (loc, bool) {
+	h := keyHash(key)
 	var best loc
 	found := false
 	for _, ml := range x.merge {
-		if l, ok := ml.find(key); ok && (!found || l.newer(best)) {
+		if l, ok := ml.find(h, key); ok && (!found || l.newer(best)) {
 			best, found = l, true
 		}
 	}
-	sh := x.shard(key)
+	sh := &x.shards[x.shardOf(h)]
 	sh.mu.RLock()
-	l, ok := sh.m[string(key)]
+	i := sh.t.find(tag(h), key)
+	var l loc
+	if i >= 0 {
+		l = sh.t.slots[i].loc()
+	}
 	sh.mu.RUnlock()
-	if ok && (!found || l.newer(best)) {
+	if i >= 0 && (!found || l.newer(best)) {
 		best, found = l, true
 	}
 	return best, found
 }
 
-// latestSerial is the serial of key's latest version, 0 when unknown.
-func (x *index) latestSerial(key []byte) uint64 {
-	l, ok := x.lookup(key)
-	if !ok {
-		return 0
+// latest reports whether serial is key's latest version: the shard's
+// entry of key (hinted by slot, where a put left it) and, with merge logs,
+// theirs. It is the token path's validation: without merge logs and with
+// a hint still right, one slot is read, no probe.
+func (x *index) latest(key []byte, h uint64, hint uint32, serial uint64) bool {
+	for _, ml := range x.merge {
+		if l, ok := ml.find(h, key); ok && l.serial > serial {
+			return false
+		}
 	}
-	return l.serial
+	sh := &x.shards[x.shardOf(h)]
+	t := tag(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	i := int(hint)
+	if i >= len(sh.t.slots) || !sh.t.matches(&sh.t.slots[i], t, key) {
+		if i = sh.t.find(t, key); i < 0 {
+			return len(x.merge) > 0 // the version is still in a merge log
+		}
+	}
+	return sh.t.slots[i].serial <= serial
 }
 
-// apply installs l for key unless the index holds a newer version; the
-// live bytes of the segments follow.
-func (x *index) apply(key string, l loc) {
-	sh := x.shard([]byte(key))
+// apply installs u unless the index holds a newer version; the live bytes
+// of the segments follow. It returns u's slot (a token's hint).
+func (x *index) apply(u *upd) uint32 {
+	sh := &x.shards[x.shardOf(u.h)]
+	t := tag(u.h)
 	sh.mu.Lock()
-	cur, ok := sh.m[key]
-	if ok && cur == l {
+	i := sh.t.find(t, u.key)
+	if i < 0 {
+		i = sh.t.insert(t, u.key, u.l)
+		x.ordered(u.key)
 		sh.mu.Unlock()
-		return
+		return uint32(i)
 	}
-	if ok && !l.newer(cur) {
+	cur := sh.t.slots[i].loc()
+	if cur == u.l {
 		sh.mu.Unlock()
-		x.s.dead(l)
-		return
+		return uint32(i)
 	}
-	sh.m[key] = l
+	if !u.l.newer(cur) {
+		sh.mu.Unlock()
+		x.s.dead(u.l)
+		return uint32(i)
+	}
+	sh.t.set(i, u.l)
 	sh.mu.Unlock()
-	if ok {
-		x.s.dead(cur)
-	}
-	x.ordered(key, l)
+	x.s.dead(cur)
+	return uint32(i)
 }
 
 // swap replaces old with l for key only if old is still the indexed
 // version (GC's move); it reports whether it did.
-func (x *index) swap(key string, old, l loc) bool {
-	sh := x.shard([]byte(key))
+func (x *index) swap(key []byte, old, l loc) bool {
+	h := keyHash(key)
+	sh := &x.shards[x.shardOf(h)]
 	sh.mu.Lock()
-	cur, ok := sh.m[key]
-	if !ok || cur != old {
-		sh.mu.Unlock()
+	defer sh.mu.Unlock()
+	i := sh.t.find(tag(h), key)
+	if i < 0 || sh.t.slots[i].loc() != old {
 		return false
 	}
-	sh.m[key] = l
-	sh.mu.Unlock()
-	x.ordered(key, l)
+	sh.t.set(i, l)
 	return true
 }
 
 // drop removes key if old is still its indexed version (GC dropping a
 // tombstone nobody needs).
-func (x *index) drop(key string, old loc) bool {
-	sh := x.shard([]byte(key))
+func (x *index) drop(key []byte, old loc) bool {
+	h := keyHash(key)
+	sh := &x.shards[x.shardOf(h)]
 	sh.mu.Lock()
-	cur, ok := sh.m[key]
-	if !ok || cur != old {
-		sh.mu.Unlock()
+	defer sh.mu.Unlock()
+	i := sh.t.find(tag(h), key)
+	if i < 0 || sh.t.slots[i].loc() != old {
 		return false
 	}
-	delete(sh.m, key)
-	sh.mu.Unlock()
+	sh.t.remove(i)
 	if x.order != nil {
 		x.omu.Lock()
-		if it, ok := x.order.Get(oitem{key: key}); ok && it.l == old {
-			x.order.Delete(oitem{key: key})
-		}
+		x.order.Delete(string(key))
 		x.omu.Unlock()
 	}
 	return true
 }
 
-func (x *index) ordered(key string, l loc) {
+// ordered adds a new key to the ordered index. It runs under the key's
+// shard lock, so that the B-tree holds exactly the shards' keys (a drop
+// and an insert of one key cannot cross).
+func (x *index) ordered(key []byte) {
 	if x.order == nil {
 		return
 	}
 	x.omu.Lock()
-	if cur, ok := x.order.Get(oitem{key: key}); !ok || l.newer(cur.l) || cur.l.serial == l.serial {
-		x.order.Set(oitem{key: key, l: l})
-	}
+	x.order.Set(string(key))
 	x.omu.Unlock()
 }
 
 // publish makes a worker's committed batch visible: through its merge log,
-// or straight into the shards with DirectIndex.
-func (x *index) publish(w int, recs []mrec) {
+// or straight into the shards with DirectIndex. hints receives each
+// update's slot (direct index only).
+func (x *index) publish(w int, ups []upd, hints []uint32) {
 	if x.merge == nil {
-		for i := range recs {
-			x.apply(recs[i].key, recs[i].l)
+		for i := range ups {
+			hints[i] = x.apply(&ups[i])
 		}
 		return
 	}
 	// Wake the merger when the log gets long, or when it was empty (the
 	// merger then bounds how long an update waits: mergeDelay); not after
 	// every batch, which would cost a goroutine wake-up per batch.
-	if n := x.merge[w].add(recs); n >= mergeKick || n == len(recs) {
+	if n := x.merge[w].add(ups); n >= mergeKick || n == len(ups) {
 		x.s.kickMerger()
 	}
 }
@@ -202,164 +232,76 @@ func (x *index) pending() int {
 	return n
 }
 
-// each calls fn for every shard entry (merge logs must be drained first).
-func (x *index) each(fn func(key string, l loc)) {
+// each calls fn for every shard entry (merge logs must be drained first),
+// under the shard's read lock: key is valid only during the call, and fn
+// must not call the index.
+func (x *index) each(fn func(key []byte, l loc)) {
+	var buf []byte
 	for i := range x.shards {
 		sh := &x.shards[i]
 		sh.mu.RLock()
-		for k, l := range sh.m {
-			fn(k, l)
+		t := &sh.t
+		for j := range t.slots {
+			if t.slots[j].h != 0 {
+				k := t.keyOf(j, buf)
+				if len(k) > inlineKey {
+					buf = k
+				}
+				fn(k, t.slots[j].loc())
+			}
 		}
 		sh.mu.RUnlock()
 	}
 }
 
 // scan walks the ordered index over [from, to) in chunks of scanChunk
-// entries: each chunk is copied under the lock and handed to fn after it
-// is released (fn reads values through the workers, which take the lock
-// to update the tree), so a scan costs what it returns, not the rest of
-// the tree.
-func (x *index) scan(from, to []byte, fn func(key string, l loc) bool) {
+// keys: each chunk is copied under the lock and handed to fn after it is
+// released (fn reads values through the index and the workers), so a scan
+// costs what it returns, not the rest of the tree.
+func (x *index) scan(from, to []byte, fn func(key string) bool) {
 	const scanChunk = 64
 	next := string(from)
-	items := make([]oitem, 0, scanChunk)
+	keys := make([]string, 0, scanChunk)
 	for {
-		items = items[:0]
+		keys = keys[:0]
 		x.omu.RLock()
-		x.order.Ascend(oitem{key: next}, func(it oitem) bool {
-			if to != nil && it.key >= string(to) {
+		x.order.Ascend(next, func(k string) bool {
+			if to != nil && k >= string(to) {
 				return false
 			}
-			items = append(items, it)
-			return len(items) < scanChunk
+			keys = append(keys, k)
+			return len(keys) < scanChunk
 		})
 		x.omu.RUnlock()
-		for _, it := range items {
-			if !fn(it.key, it.l) {
+		for _, k := range keys {
+			if !fn(k) {
 				return
 			}
 		}
-		if len(items) < scanChunk {
+		if len(keys) < scanChunk {
 			return
 		}
-		next = items[len(items)-1].key + "\x00" // the smallest key after it
+		next = keys[len(keys)-1] + "\x00" // the smallest key after it
 	}
 }
 
-// mrec is one index update in a merge log.
-type mrec struct {
-	key string
-	l   loc
-}
-
-// mergeLog is one worker's log of index updates not yet merged: chunks
-// of records, each with a bloom filter that lookups test before they
-// scan it. The worker appends after each batch's fence; the merger
-// applies whole chunks to the shards and only then removes them, so a
-// lookup always finds an update in one place or the other.
-type mergeLog struct {
-	dmu    sync.Mutex // one drain at a time
-	mu     sync.RWMutex
-	chunks []*mchunk
-	n      int
-}
-
-const chunkCap = 512
-
-type mchunk struct {
-	recs   []mrec
-	filter *bloom.BloomFilter
-}
-
-func newChunk() *mchunk {
-	return &mchunk{recs: make([]mrec, 0, chunkCap), filter: bloom.NewWithEstimates(chunkCap, 0.01)}
-}
-
-// Merger wake-ups: at this many pending updates in one merge log, and
-// at most mergeDelay after the first.
-const (
-	mergeKick  = chunkCap / 2
-	mergeDelay = time.Millisecond
-)
-
-// add appends a batch's updates and returns the log's length.
-func (m *mergeLog) add(recs []mrec) int {
-	m.mu.Lock()
-	for i := range recs {
-		var c *mchunk
-		if k := len(m.chunks); k > 0 && len(m.chunks[k-1].recs) < chunkCap {
-			c = m.chunks[k-1]
-		} else {
-			c = newChunk()
-			m.chunks = append(m.chunks, c)
-		}
-		c.recs = append(c.recs, recs[i])
-		c.filter.AddString(recs[i].key)
+// counts returns the shard entries, the tombstones among them, their key
+// bytes and the DRAM the shards hold.
+func (x *index) counts() (entries, tombs int, keyB, dram int64) {
+	for i := range x.shards {
+		sh := &x.shards[i]
+		sh.mu.RLock()
+		entries += sh.t.n
+		tombs += sh.t.tombs
+		keyB += sh.t.keyB
+		dram += sh.t.bytes()
+		sh.mu.RUnlock()
 	}
-	m.n += len(recs)
-	n := m.n
-	m.mu.Unlock()
-	return n
-}
-
-func (m *mergeLog) len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.n
-}
-
-func (m *mergeLog) find(key []byte) (loc, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	var best loc
-	found := false
-	for _, c := range m.chunks {
-		if !c.filter.Test(key) {
-			continue
-		}
-		for i := len(c.recs) - 1; i >= 0; i-- {
-			if c.recs[i].key == string(key) && (!found || c.recs[i].l.newer(best)) {
-				best, found = c.recs[i].l, true
-			}
-		}
-	}
-	return best, found
-}
-
-// drain applies every chunk present now to the shards, then removes them.
-func (m *mergeLog) drain(x *index) int {
-	m.dmu.Lock()
-	defer m.dmu.Unlock()
-	m.mu.Lock()
-	chunks := m.chunks
-	if k := len(chunks); k > 0 {
-		// Seal the last chunk: the worker starts a new one.
-		m.chunks = append([]*mchunk(nil), chunks...)
-		m.chunks = append(m.chunks, newChunk())
-	}
-	m.mu.Unlock()
-	n := 0
-	for _, c := range chunks {
-		for i := range c.recs {
-			x.apply(c.recs[i].key, c.recs[i].l)
-		}
-		n += len(c.recs)
-	}
-	m.mu.Lock()
-	m.chunks = m.chunks[len(chunks):]
-	m.n -= n
-	m.mu.Unlock()
-	return n
+	return
 }
 
 // count is the number of shard entries.
 func (x *index) count() int {
-	n := 0
-	for i := range x.shards {
-		sh := &x.shards[i]
-		sh.mu.RLock()
-		n += len(sh.m)
-		sh.mu.RUnlock()
-	}
+	n, _, _, _ := x.counts()
 	return n
 }

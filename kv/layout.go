@@ -151,9 +151,15 @@ func encodeEntry(b []byte, e *entry, metaEpoch uint64) {
 }
 
 func entryCRC(b []byte, metaEpoch uint64) uint32 {
+	return persist.UpdateCRC32C(entrySeed(metaEpoch), b[:20])
+}
+
+// entrySeed is the CRC-32C of a metadata segment's epoch, where every
+// entry CRC of the segment starts.
+func entrySeed(metaEpoch uint64) uint32 {
 	var seed [8]byte
 	binary.LittleEndian.PutUint64(seed[:], metaEpoch)
-	return persist.UpdateCRC32C(persist.CRC32C(seed[:]), b[:20])
+	return persist.CRC32C(seed[:])
 }
 
 // entry decode results.
@@ -166,12 +172,17 @@ const (
 // decodeEntry decodes the entry in b: entryEnd for an all-zero entry (the
 // end of the log), entryBad for one whose checksum or fields fail.
 func decodeEntry(b []byte, metaEpoch uint64) (entry, int) {
+	return decodeEntrySeeded(b, entrySeed(metaEpoch))
+}
+
+// decodeEntrySeeded is decodeEntry with the segment's entrySeed.
+func decodeEntrySeeded(b []byte, seed uint32) (entry, int) {
 	_ = b[entrySize-1]
 	w0 := binary.LittleEndian.Uint64(b)
 	if w0 == 0 && binary.LittleEndian.Uint64(b[8:]) == 0 && binary.LittleEndian.Uint64(b[16:]) == 0 {
 		return entry{}, entryEnd
 	}
-	if binary.LittleEndian.Uint32(b[20:]) != entryCRC(b, metaEpoch) {
+	if binary.LittleEndian.Uint32(b[20:]) != persist.UpdateCRC32C(seed, b[:20]) {
 		return entry{}, entryBad
 	}
 	v := binary.LittleEndian.Uint32(b[12:])

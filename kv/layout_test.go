@@ -48,7 +48,7 @@ func TestGolden(t *testing.T) {
 	l := loc{serial: 42, epoch: 0x77, seg: 5, off: 256, vlen: uint32(len(val)), crc: recordCRC(key, val), dev: 1, klen: uint16(len(key))}
 	ck := &checkpoint{seq: 9, maxSerial: 43, floor: 44, lastEpoch: 0x1234,
 		chains: []chainPos{{dev: 1, owner: 0, metaSeg: 2, metaEpoch: 0x1234, off: 328, dataSeg: 5, dataEpoch: 0x77, dataOff: 296}},
-		recs:   []krec{{key: string(key), l: l}}}
+		recs:   []krec{{key: key, l: l}}}
 	structtest.Golden(t, "checkpoint", encodeCheckpoint(ck, 0x0123456789abcdef))
 }
 
@@ -79,7 +79,7 @@ func TestEntryRoundTrip(t *testing.T) {
 
 func TestCheckpointDecode(t *testing.T) {
 	l := loc{serial: 3, epoch: 2, seg: 1, off: 256, vlen: 5, crc: 9, klen: 2}
-	ck := &checkpoint{seq: 1, maxSerial: 3, floor: 4, lastEpoch: 2, chains: []chainPos{{metaSeg: 1, metaEpoch: 1, off: 256}}, recs: []krec{{key: "ab", l: l}}}
+	ck := &checkpoint{seq: 1, maxSerial: 3, floor: 4, lastEpoch: 2, chains: []chainPos{{metaSeg: 1, metaEpoch: 1, off: 256}}, recs: []krec{{key: []byte("ab"), l: l}}}
 	b := encodeCheckpoint(ck, 77)
 	got, err := decodeCheckpoint(b, 77)
 	require.NoError(t, err)
@@ -135,7 +135,7 @@ func FuzzSegmentHeader(f *testing.F) {
 
 func FuzzCheckpoint(f *testing.F) {
 	l := loc{serial: 3, epoch: 2, seg: 1, off: 256, vlen: 5, crc: 9, klen: 2}
-	f.Add(encodeCheckpoint(&checkpoint{seq: 1, maxSerial: 3, chains: []chainPos{{off: 256}}, recs: []krec{{key: "ab", l: l}}}, 0))
+	f.Add(encodeCheckpoint(&checkpoint{seq: 1, maxSerial: 3, chains: []chainPos{{off: 256}}, recs: []krec{{key: []byte("ab"), l: l}}}, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := decodeCheckpoint(b, 0)
 		if err != nil {

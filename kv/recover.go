@@ -32,7 +32,7 @@ type chain struct {
 	hasStart   bool
 
 	// results of the replay
-	recs      []krec
+	out       *parts
 	entries   int64
 	scanned   int64
 	valueB    int64
@@ -48,8 +48,10 @@ type chain struct {
 	dataEnd   int
 }
 
+// krec is an index entry outside the index: a checkpoint's, a GC
+// victim's.
 type krec struct {
-	key string
+	key []byte
 	l   loc
 }
 
@@ -68,7 +70,12 @@ func (s *Store) recover() error {
 	t1 := time.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var ckParts []*parts
+	if ck != nil {
+		ckParts = s.partition(ck.recs, sem, &wg)
+	}
 	for _, ch := range chains {
+		ch.out = newParts(len(s.idx.shards))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -111,7 +118,12 @@ func (s *Store) recover() error {
 		dr.Entries += ch.entries
 		dr.Torn += ch.torn
 	}
-	s.build(ck, chains)
+	srcs := ckParts
+	for _, ch := range chains {
+		srcs = append(srcs, ch.out)
+		ch.out = nil
+	}
+	s.build(srcs)
 	s.rep.IndexTime = time.Since(t2)
 	if !s.broken.noSerialRestore {
 		s.serial.Store(maxSerial)
@@ -207,8 +219,9 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		dataEnd = ch.dataEnd
 	}
 	start := off
+	seed := entrySeed(g.epoch.Load())
 	for ; off+entrySize <= g.size; off += entrySize {
-		e, st := decodeEntry(g.mem[off:off+entrySize], g.epoch.Load())
+		e, st := decodeEntrySeeded(g.mem[off:off+entrySize], seed)
 		if st == entryEnd {
 			break
 		}
@@ -251,7 +264,7 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		if e.tomb {
 			l.vlen |= tombBit
 		}
-		ch.recs = append(ch.recs, krec{key: string(rec[:e.klen]), l: l})
+		ch.out.add(s.idx, rec[:e.klen], l)
 	}
 	ch.scanned += int64(off - start)
 	if last {

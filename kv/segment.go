@@ -174,8 +174,8 @@ func (l *logWriter) emit() (int, error) {
 	}
 	end := min((l.tail+unit-1)&^(unit-1), l.g.size)
 	n := end - l.start
-	for len(l.buf) < n {
-		l.buf = append(l.buf, 0)
+	if len(l.buf) < n {
+		l.buf = append(l.buf, make([]byte, n-len(l.buf))...) // zeros after the tail
 	}
 	if err := l.g.r.Copy(l.g.mem[l.start:end], l.buf[:n], persist.NoDrain|persist.NonTemporal); err != nil {
 		return 0, err

@@ -29,15 +29,8 @@ func (s *Store) Stats() Stats {
 	st.GCPasses, st.GCMoved = s.stats.gcPasses.Load(), s.stats.gcMoved.Load()
 	st.SegmentsFreed, st.Checkpoints = s.stats.segmentsFreed.Load(), s.stats.checkpoints.Load()
 	st.MergePending = s.idx.pending()
-	var keyBytes int64
-	s.idx.each(func(k string, l loc) {
-		if l.tomb() {
-			st.Tombstones++
-		} else {
-			st.Keys++
-		}
-		keyBytes += int64(len(k))
-	})
+	entries, tombs, keyB, dram := s.idx.counts()
+	st.Keys, st.Tombstones = int64(entries-tombs), int64(tombs)
 	for _, d := range s.devs {
 		ds := DeviceStats{Dir: d.dm.name(), Segments: len(d.segs)}
 		d.mu.Lock()
@@ -63,13 +56,14 @@ func (s *Store) Stats() Stats {
 		st.SpaceAmplification = float64(st.AllocatedBytes) / float64(st.LiveBytes)
 	}
 	if n := st.Keys + st.Tombstones; n > 0 {
-		// A Go map entry of a string key and a loc, the key's bytes, and
-		// with OrderedIndex a B-tree item.
-		per := float64(16+32+8) * 1.6
+		// The shards' slots and key arenas (measured), and with
+		// OrderedIndex a B-tree item per key: a string header, the
+		// key's bytes and about 8 bytes of node (estimated).
+		per := float64(dram) / float64(n)
 		if s.idx.order != nil {
-			per += 48
+			per += 24 + float64(keyB)/float64(n)
 		}
-		st.DRAMPerKey = per + float64(keyBytes)/float64(n)
+		st.DRAMPerKey = per
 	}
 	return st
 }
@@ -105,7 +99,7 @@ func (s *Store) Check() error {
 		}
 	}
 	var err error
-	s.idx.each(func(k string, l loc) {
+	s.idx.each(func(k []byte, l loc) {
 		if err != nil {
 			return
 		}
@@ -113,7 +107,7 @@ func (s *Store) Check() error {
 		switch {
 		case e != nil:
 			err = fmt.Errorf("index entry of key %q: %w", k, e)
-		case !bytes.Equal(key, []byte(k)):
+		case !bytes.Equal(key, k):
 			err = fmt.Errorf("%w: index entry of key %q points to a record of key %q", ErrCorrupt, k, key)
 		}
 	})

@@ -17,7 +17,10 @@ import (
 // still be the key's latest version), so a stale or forged token costs a
 // slow-path Get, never a wrong value. Tokens are small and comparable; the
 // zero Token is no location.
-type Token struct{ l loc }
+type Token struct {
+	l    loc
+	hint uint32 // the index slot of the key when the put was published
+}
 
 // Store is an open key-value store. Its methods are safe for concurrent
 // use by many goroutines.
@@ -157,7 +160,7 @@ func (s *Store) start() {
 func (s *Store) getReq() *request { return s.pool.Get().(*request) }
 
 func (s *Store) putReq(r *request) {
-	*r = request{done: r.done, recs: r.recs[:0]}
+	*r = request{done: r.done}
 	s.pool.Put(r)
 }
 
@@ -333,7 +336,7 @@ func (s *Store) get(key []byte) ([]byte, error) {
 		if !ok || l.tomb() {
 			return nil, ErrNotFound
 		}
-		v, err, retry := s.readAt(opGet, key, l)
+		v, err, retry := s.readAt(opGet, key, l, 0)
 		if !retry {
 			return v, err
 		}
@@ -343,7 +346,7 @@ func (s *Store) get(key []byte) ([]byte, error) {
 
 // readAt sends a read of l to its worker; retry when the segment was
 // retired under the lookup.
-func (s *Store) readAt(kind opKind, key []byte, l loc) (v []byte, err error, retry bool) {
+func (s *Store) readAt(kind opKind, key []byte, l loc, hint uint32) (v []byte, err error, retry bool) {
 	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
 		return nil, nil, true
 	}
@@ -352,7 +355,7 @@ func (s *Store) readAt(kind opKind, key []byte, l loc) (v []byte, err error, ret
 		return nil, nil, true
 	}
 	r := s.getReq()
-	r.kind, r.key, r.l = kind, key, l
+	r.kind, r.key, r.l, r.hint = kind, key, l, hint
 	s.owner(g).q <- r
 	<-r.done
 	v, err, miss := r.val, r.err, r.miss
@@ -372,7 +375,7 @@ func (s *Store) GetWithToken(key []byte, t Token) ([]byte, error) {
 	}
 	defer s.ops.RUnlock()
 	if t.l.serial != 0 && int(t.l.klen) == len(key) {
-		v, err, miss := s.readAt(opTokenGet, key, t.l)
+		v, err, miss := s.readAt(opTokenGet, key, t.l, t.hint)
 		if !miss && err == nil {
 			s.stats.tokenHits.Add(1)
 			return v, nil
@@ -397,7 +400,7 @@ func (s *Store) Scan(from, to []byte, fn func(key, value []byte) bool) error {
 	defer s.ops.RUnlock()
 	s.drainMerge()
 	var err error
-	s.idx.scan(from, to, func(key string, _ loc) bool {
+	s.idx.scan(from, to, func(key string) bool {
 		v, e := s.get([]byte(key))
 		if e == ErrNotFound {
 			return true

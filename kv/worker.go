@@ -29,7 +29,8 @@ type request struct {
 	key     []byte
 	value   []byte
 	serial  uint64
-	l       loc // get: where to read; move: the version to move
+	l       loc    // get: where to read; move: the version to move
+	hint    uint32 // token get: the index slot the put left its entry in
 	ops     []batchOp
 	serials []uint64
 	g       *segment
@@ -37,12 +38,13 @@ type request struct {
 	done    chan struct{}
 
 	// results
-	err   error
-	val   []byte
-	tok   Token
-	miss  bool // token get: not the latest, go the slow way
-	moved bool
-	recs  []mrec
+	err    error
+	val    []byte
+	tok    Token
+	miss   bool // token get: not the latest, go the slow way
+	moved  bool
+	movedL loc // move: the new version
+	ui     int  // put: its update in the worker's batch (-1: none)
 }
 
 func (r *request) bytes() int {
@@ -70,7 +72,8 @@ type worker struct {
 	d, m   logWriter
 	batch  []*request
 	writes []*request
-	recs   []mrec
+	ups    []upd    // the index updates of the batch being written
+	hints  []uint32 // their slots, once published
 
 	puts, gets, dels, batches, fences atomic.Uint64
 	appended, media                   atomic.Uint64
@@ -197,23 +200,24 @@ func (w *worker) commit(batch []*request) {
 // room halfway) are durable too: they are published, or the index and a
 // recovery would disagree.
 func (w *worker) ack(batch []*request, durable bool) {
-	recs := w.recs[:0]
-	for _, r := range batch {
-		if durable && r.kind != opMove {
-			recs = append(recs, r.recs...)
-		}
+	if durable {
+		w.hints = append(w.hints[:0], make([]uint32, len(w.ups))...)
+		w.s.idx.publish(w.gid, w.ups, w.hints)
 	}
-	w.s.idx.publish(w.gid, recs)
-	w.recs = recs[:0]
 	for _, r := range batch {
-		if r.kind == opMove && durable && r.err == nil && len(r.recs) == 1 {
-			if !w.s.idx.swap(r.recs[0].key, r.l, r.recs[0].l) {
-				w.s.dead(r.recs[0].l)
+		switch {
+		case r.kind == opMove && r.moved:
+			if !durable || r.err != nil || !w.s.idx.swap(r.key, r.l, r.movedL) {
+				w.s.dead(r.movedL)
 				r.moved = false
 			}
+		case r.ui >= 0 && durable:
+			r.tok.hint = w.hints[r.ui]
 		}
 		w.s.complete(r)
 	}
+	clear(w.ups) // drop the callers' keys
+	w.ups = w.ups[:0]
 }
 
 // flush emits both logs' staged bytes without a fence.
@@ -229,7 +233,7 @@ func (w *worker) flush() error {
 
 // stage appends r's records and entries to the staging buffers.
 func (w *worker) stage(r *request) {
-	r.recs = r.recs[:0]
+	r.ui = -1
 	switch r.kind {
 	case opPut, opDel:
 		r.err = w.append(r, r.key, r.value, r.serial, r.kind == opDel)
@@ -254,8 +258,11 @@ func (w *worker) move(r *request) error {
 	if err != nil || !bytes.Equal(key, r.key) {
 		return err
 	}
+	if err := w.append(r, r.key, val, r.l.serial, r.l.tomb()); err != nil {
+		return err
+	}
 	r.moved = true
-	return w.append(r, key, val, r.l.serial, r.l.tomb())
+	return nil
 }
 
 // append stages one record and its metadata entry.
@@ -297,8 +304,17 @@ func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool)
 	if serial > g.maxSerial.Load() {
 		g.maxSerial.Store(serial)
 	}
-	r.recs = append(r.recs, mrec{key: string(key), l: l})
-	r.tok = Token{l: l}
+	if r.kind == opMove {
+		r.movedL = l
+	} else {
+		r.ui = len(w.ups)
+		h := keyHash(key)
+		if w.s.idx.merge == nil {
+			w.s.idx.prefetch(h)
+		}
+		w.ups = append(w.ups, upd{h: h, key: key, l: l})
+		r.tok = Token{l: l}
+	}
 	w.appended.Add(uint64(need + entrySize))
 	switch {
 	case r.kind == opMove:
@@ -387,7 +403,7 @@ func (w *worker) read(r *request) {
 		r.err = fmt.Errorf("%w: device %d segment %d offset %d holds another key than the index says", ErrCorrupt, r.l.dev, r.l.seg, r.l.off)
 		return
 	}
-	if r.kind == opTokenGet && w.s.idx.latestSerial(r.key) != r.l.serial {
+	if r.kind == opTokenGet && !w.s.idx.latest(r.key, keyHash(r.key), r.hint, r.l.serial) {
 		r.miss = true
 		return
 	}

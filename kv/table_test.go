@@ -1,0 +1,96 @@
+package kv
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/braid-pm/braid/internal/structtest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTableModel runs random inserts, updates, removes, shrinks and
+// compactions of short (inline) and long (arena) keys on one flat table
+// against a Go map; tiny hash spaces force long probe runs and the
+// wrap-around of backward-shift deletion.
+func TestTableModel(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rnd := structtest.NewRand(seed)
+			var tb table
+			model := map[string]loc{}
+			hashOf := func(k string) uint32 {
+				if seed == 3 {
+					return uint32(len(k)%5) + 1 // collisions everywhere
+				}
+				return tag(keyHash([]byte(k)))
+			}
+			key := func() string {
+				n := rnd.Intn(300)
+				if rnd.Intn(2) == 0 {
+					return fmt.Sprintf("k%d", n)
+				}
+				return fmt.Sprintf("a long key of more than %d bytes, number %d", inlineKey, n)
+			}
+			for i := range 20000 {
+				k := key()
+				h := hashOf(k)
+				j := tb.find(h, []byte(k))
+				want, ok := model[k]
+				require.Equal(t, ok, j >= 0, "op %d: find %q", i, k)
+				if ok {
+					require.Equal(t, want, tb.slots[j].loc(), "op %d: %q", i, k)
+					require.Equal(t, k, string(tb.keyOf(j, nil)))
+				}
+				switch op := rnd.Intn(10); {
+				case op < 5:
+					l := loc{serial: uint64(i + 1), epoch: 7, seg: uint32(rnd.Intn(9)), off: uint32(i * 8), klen: uint16(len(k))}
+					if rnd.Intn(4) == 0 {
+						l.vlen = tombBit
+					}
+					if ok {
+						tb.set(j, l)
+					} else {
+						tb.insert(h, []byte(k), l)
+					}
+					model[k] = l
+				case op < 8 && ok:
+					tb.remove(j)
+					delete(model, k)
+				case op == 9 && i%100 == 0:
+					tb.shrink()
+					tb.compact()
+				}
+				if i%1000 == 0 {
+					checkTable(t, &tb, model)
+				}
+			}
+			checkTable(t, &tb, model)
+		})
+	}
+}
+
+// checkTable: the table holds exactly the model, its counters agree, and
+// every entry is reachable from its home slot.
+func checkTable(t *testing.T, tb *table, model map[string]loc) {
+	t.Helper()
+	seen, tombs, keyB := 0, 0, int64(0)
+	for j := range tb.slots {
+		s := &tb.slots[j]
+		if s.h == 0 {
+			continue
+		}
+		k := string(tb.keyOf(j, nil))
+		require.Equal(t, model[k], s.loc(), "slot %d key %q", j, k)
+		require.Equal(t, j, tb.find(s.h, []byte(k)), "key %q not reachable", k)
+		seen++
+		keyB += int64(len(k))
+		if s.vlen&tombBit != 0 {
+			tombs++
+		}
+	}
+	require.Equal(t, len(model), seen)
+	require.Equal(t, len(model), tb.n)
+	require.Equal(t, tombs, tb.tombs)
+	require.Equal(t, keyB, tb.keyB)
+	require.LessOrEqual(t, tb.n*4, len(tb.slots)*maxLoad+4)
+}
