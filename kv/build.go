@@ -170,6 +170,7 @@ func (a *buildAcc) account(t *table, ordered bool, buf []byte) {
 		}
 	}
 }
+
 // setupWorkers makes the workers and gives each the logs it continues:
 // the metadata chain it owns and the data segment of its last marker.
 // Every other data segment is sealed.

@@ -62,9 +62,9 @@ func tag(h uint64) uint32 {
 type table struct {
 	slots []slot
 	view  atomic.Pointer[[]slot] // slots, for prefetch without the lock
-	n     int   // entries
-	tombs int   // entries that are tombstones
-	keyB  int64 // bytes of the entries' keys
+	n     int                    // entries
+	tombs int                    // entries that are tombstones
+	keyB  int64                  // bytes of the entries' keys
 	arena arena
 }
 

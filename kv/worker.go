@@ -44,7 +44,7 @@ type request struct {
 	miss   bool // token get: not the latest, go the slow way
 	moved  bool
 	movedL loc // move: the new version
-	ui     int  // put: its update in the worker's batch (-1: none)
+	ui     int // put: its update in the worker's batch (-1: none)
 }
 
 func (r *request) bytes() int {
