@@ -252,14 +252,21 @@ func benchReopen(b *testing.B, n, devs int) {
 	s.abandon()
 	b.ResetTimer()
 	var rep RecoveryReport
+	var open, cpu time.Duration
 	for b.Loop() {
+		t0, c0 := time.Now(), cpuTime()
 		s, err := Open(o)
 		if err != nil {
 			b.Fatal(err)
 		}
+		open += time.Since(t0)
+		cpu += cpuTime() - c0
 		rep = s.Recovery()
 		s.abandon()
 	}
+	b.ReportMetric(float64(open.Microseconds())/1000/float64(b.N), "ms/open")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/open")
+	b.ReportMetric(float64(rep.ReadTime.Microseconds())/1000, "ms-read")
 	b.ReportMetric(rep.GBs, "GB/s")
 	b.ReportMetric(rep.KeysPerSec, "keys/s")
 	b.ReportMetric(float64(rep.Total.Microseconds())/1000, "ms/reopen")

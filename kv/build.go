@@ -5,29 +5,44 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
+
+	"github.com/braid-pm/braid/asm"
 )
 
 // parts is what one replayed metadata log (or one range of a checkpoint)
-// holds for the index, split by index shard: entries in slot form, and
-// the tails of keys longer than inlineKey in one byte buffer per shard
-// (a slot's arena reference is then an offset into it). Nothing in it is
-// a Go pointer per key, so a recovery of millions of keys gives the
-// garbage collector nothing to do, and the shards are built in parallel
-// from it, each sized once.
+// holds for the index, split by index shard: entries in slot form, in
+// blocks of partBlock (no copying as they grow), and the tails of keys
+// longer than inlineKey in one byte buffer per shard (a slot's arena
+// reference is then an offset into it). Nothing in it is a Go pointer per
+// key, so a recovery of millions of keys gives the garbage collector
+// nothing to do, and the shards are built in parallel from it, each sized
+// once.
 type parts struct {
-	slots [][]slot
-	tails [][]byte
+	blocks [][][]slot
+	n      []int
+	tails  [][]byte
 }
 
+const partBlock = 64 // slots: 4 KiB
+
 func newParts(shards int) *parts {
-	return &parts{slots: make([][]slot, shards), tails: make([][]byte, shards)}
+	return &parts{blocks: make([][][]slot, shards), n: make([]int, shards), tails: make([][]byte, shards)}
 }
 
 // add files key's version l under its shard.
 func (p *parts) add(x *index, key []byte, l loc) {
 	h := keyHash(key)
 	i := x.shardOf(h)
-	e := slot{h: tag(h), klen: uint16(len(key))}
+	bs := p.blocks[i]
+	if k := len(bs) - 1; k < 0 || len(bs[k]) == partBlock {
+		bs = append(bs, make([]slot, 0, partBlock))
+		p.blocks[i] = bs
+	}
+	b := &bs[len(bs)-1]
+	*b = (*b)[:len(*b)+1]
+	e := &(*b)[len(*b)-1]
+	e.h, e.klen = tag(h), uint16(len(key))
 	e.setLoc(l)
 	if len(key) <= inlineKey {
 		copy(e.key[:], key)
@@ -36,7 +51,7 @@ func (p *parts) add(x *index, key []byte, l loc) {
 		binary.LittleEndian.PutUint64(e.key[keyPrefix:], uint64(len(p.tails[i])))
 		p.tails[i] = append(p.tails[i], key[keyPrefix:]...)
 	}
-	p.slots[i] = append(p.slots[i], e)
+	p.n[i]++
 }
 
 // key returns the key of entry e of shard i (buf: scratch for a long one).
@@ -94,31 +109,9 @@ func (s *Store) build(srcs []*parts) {
 				a.live[d] = make([]int64, len(dev.segs))
 				a.maxS[d] = make([]uint64, len(dev.segs))
 			}
-			var buf []byte
 			for i := p; i < ns; i += par {
-				t := &x.shards[i].t
-				n := 0
-				for _, src := range srcs {
-					n += len(src.slots[i])
-				}
-				t.reserve(n)
-				for _, src := range srcs {
-					for k := range src.slots[i] {
-						e := &src.slots[i][k]
-						key := src.key(i, e, buf)
-						if len(key) > inlineKey {
-							buf = key
-						}
-						if j := t.find(e.h, key); j < 0 {
-							t.insert(e.h, key, e.loc())
-						} else if e.serial > t.slots[j].serial {
-							t.set(j, e.loc())
-						}
-					}
-					src.slots[i], src.tails[i] = nil, nil
-				}
-				t.shrink()
-				a.account(t, x.order != nil, buf)
+				buildShard(&x.shards[i].t, i, srcs)
+				a.account(&x.shards[i].t, x.order != nil)
 			}
 		}()
 	}
@@ -143,6 +136,43 @@ func (s *Store) build(srcs []*parts) {
 	}
 }
 
+// buildShard fills table t (shard i) from srcs, highest serial per key.
+// The table is sized first, so an entry's home slot is known before its
+// turn: the slot buildAhead entries ahead is prefetched, and the misses
+// of a table far larger than the caches overlap instead of stalling one
+// by one.
+func buildShard(t *table, i int, srcs []*parts) {
+	const buildAhead = 8
+	n := 0
+	for _, src := range srcs {
+		n += src.n[i]
+	}
+	t.reserve(n)
+	mask := len(t.slots) - 1
+	var buf []byte
+	for _, src := range srcs {
+		for _, b := range src.blocks[i] {
+			for j := range b {
+				if j+buildAhead < len(b) { // (a block's first entries go unprefetched)
+					asm.Prefetch(unsafe.Pointer(&t.slots[int(b[j+buildAhead].h)&mask]))
+				}
+				e := &b[j]
+				key := src.key(i, e, buf)
+				if len(key) > inlineKey {
+					buf = key
+				}
+				if at := t.find(e.h, key); at < 0 {
+					t.insert(e.h, key, e.loc())
+				} else if e.serial > t.slots[at].serial {
+					t.set(at, e.loc())
+				}
+			}
+		}
+		src.blocks[i], src.tails[i] = nil, nil
+	}
+	t.shrink()
+}
+
 // buildAcc is what one build goroutine found in its shards.
 type buildAcc struct {
 	live  [][]int64  // per device, per segment: live bytes
@@ -153,7 +183,8 @@ type buildAcc struct {
 
 // account adds table t's entries to the segments' live bytes and newest
 // serials, the live key count and, with an ordered index, the keys.
-func (a *buildAcc) account(t *table, ordered bool, buf []byte) {
+func (a *buildAcc) account(t *table, ordered bool) {
+	var buf []byte
 	for j := range t.slots {
 		e := &t.slots[j]
 		if e.h == 0 {
@@ -166,7 +197,11 @@ func (a *buildAcc) account(t *table, ordered bool, buf []byte) {
 			a.keys++
 		}
 		if ordered {
-			a.order = append(a.order, string(t.keyOf(j, buf)))
+			k := t.keyOf(j, buf)
+			if len(k) > inlineKey {
+				buf = k
+			}
+			a.order = append(a.order, string(k))
 		}
 	}
 }

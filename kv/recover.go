@@ -220,7 +220,12 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 	}
 	start := off
 	seed := entrySeed(g.epoch.Load())
+	var metaMapped, dataMapped int // how far populate has mapped the segments
+	var mapped *segment
 	for ; off+entrySize <= g.size; off += entrySize {
+		if off >= metaMapped {
+			metaMapped = s.populate(g, off)
+		}
 		e, st := decodeEntrySeeded(g.mem[off:off+entrySize], seed)
 		if st == entryEnd {
 			break
@@ -253,6 +258,9 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 			continue
 		}
 		dataEnd = max(dataEnd, int(e.off)+recSize(e.klen, int(e.vlen)))
+		if data != mapped || int(e.off)+n > dataMapped || int(e.off) < dataMapped-populateChunk {
+			mapped, dataMapped = data, s.populate(data, int(e.off))
+		}
 		rec := data.mem[e.off : int(e.off)+n]
 		data.r.ReadSeq(rec) // declared to an emulated device (Options.Emulate)
 		ch.valueB += int64(n)
@@ -273,6 +281,20 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 	}
 	ch.data, ch.dataEnd = data, dataEnd
 	return data
+}
+
+// populateChunk is how much of a segment recovery maps at once.
+const populateChunk = 1 << 20
+
+// populate maps the chunk of g that holds offset off (real segments; a
+// simulated one is DRAM) and returns where the chunk ends.
+func (s *Store) populate(g *segment, off int) int {
+	from := off &^ (populateChunk - 1)
+	end := min(from+populateChunk, g.size)
+	if s.c.media == nil {
+		populate(g.mem[from:end])
+	}
+	return end
 }
 
 // repairTail zeroes whatever a torn batch left after the log's end, so

@@ -62,6 +62,7 @@ func tag(h uint64) uint32 {
 type table struct {
 	slots []slot
 	view  atomic.Pointer[[]slot] // slots, for prefetch without the lock
+	mem   *slotMem               // owns slots when they are mapped (slots_linux.go)
 	n     int                    // entries
 	tombs int                    // entries that are tombstones
 	keyB  int64                  // bytes of the entries' keys
@@ -210,10 +211,11 @@ func (t *table) remove(i int) {
 
 // resize rehashes every entry into n slots (a power of two).
 func (t *table) resize(n int) {
-	old := t.slots
-	t.slots = make([]slot, n)
+	old, oldMem := t.slots, t.mem
+	t.slots, t.mem = allocSlots(n)
 	v := t.slots
 	t.view.Store(&v)
+	defer oldMem.free()
 	mask := n - 1
 	for k := range old {
 		if old[k].h == 0 {

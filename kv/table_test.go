@@ -31,7 +31,7 @@ func TestTableModel(t *testing.T) {
 				}
 				return fmt.Sprintf("a long key of more than %d bytes, number %d", inlineKey, n)
 			}
-			for i := range 20000 {
+			for i := range 5000 {
 				k := key()
 				h := hashOf(k)
 				j := tb.find(h, []byte(k))
@@ -60,7 +60,7 @@ func TestTableModel(t *testing.T) {
 					tb.shrink()
 					tb.compact()
 				}
-				if i%1000 == 0 {
+				if i%1250 == 0 {
 					checkTable(t, &tb, model)
 				}
 			}
@@ -80,8 +80,12 @@ func checkTable(t *testing.T, tb *table, model map[string]loc) {
 			continue
 		}
 		k := string(tb.keyOf(j, nil))
-		require.Equal(t, model[k], s.loc(), "slot %d key %q", j, k)
-		require.Equal(t, j, tb.find(s.h, []byte(k)), "key %q not reachable", k)
+		if model[k] != s.loc() {
+			t.Fatalf("slot %d key %q holds %+v, want %+v", j, k, s.loc(), model[k])
+		}
+		if at := tb.find(s.h, []byte(k)); at != j {
+			t.Fatalf("key %q in slot %d found at %d", k, j, at)
+		}
 		seen++
 		keyB += int64(len(k))
 		if s.vlen&tombBit != 0 {
@@ -93,4 +97,32 @@ func checkTable(t *testing.T, tb *table, model map[string]loc) {
 	require.Equal(t, tombs, tb.tombs)
 	require.Equal(t, keyB, tb.keyB)
 	require.LessOrEqual(t, tb.n*4, len(tb.slots)*maxLoad+4)
+}
+
+// TestTableLarge grows a table past hugeSlots (mapped arrays on Linux),
+// shrinks it back, and checks it against a map on the way.
+func TestTableLarge(t *testing.T) {
+	var tb table
+	model := map[string]loc{}
+	n := hugeSlots
+	for i := range n {
+		k := fmt.Sprintf("key%d", i)
+		l := loc{serial: uint64(i + 1), klen: uint16(len(k))}
+		tb.insert(tag(keyHash([]byte(k))), []byte(k), l)
+		model[k] = l
+	}
+	require.Greater(t, len(tb.slots), hugeSlots)
+	checkTable(t, &tb, model)
+	for i := range n - 100 {
+		k := fmt.Sprintf("key%d", i)
+		j := tb.find(tag(keyHash([]byte(k))), []byte(k))
+		if j < 0 {
+			t.Fatalf("key %q not found", k)
+		}
+		tb.remove(j)
+		delete(model, k)
+	}
+	tb.shrink()
+	require.Less(t, len(tb.slots), hugeSlots)
+	checkTable(t, &tb, model)
 }

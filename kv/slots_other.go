@@ -1,0 +1,10 @@
+//go:build !linux
+
+package kv
+
+// slotMem: slot arrays come from the Go heap here.
+type slotMem struct{}
+
+func allocSlots(n int) ([]slot, *slotMem) { return make([]slot, n), nil }
+
+func (m *slotMem) free() {}
