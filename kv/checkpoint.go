@@ -68,9 +68,7 @@ func encodeCheckpoint(c *checkpoint, storeID uint64) []byte {
 func encodeCheckpointHead(c *checkpoint, entries int, storeID uint64, entryBytes int) []byte {
 	n := pmheader.Size + ckptFixed + len(c.chains)*chainSize
 	b := make([]byte, n, n+entryBytes+4)
-	f := pmheader.Fields{Size: uint32(len(c.chains)), Stride: chainSize, Count: uint64(entries), Aux: storeID}
-	pmheader.Encode(b, &f)
-	binary.LittleEndian.PutUint64(b, ckptKind.Magic)
+	putCheckpointLine(b, len(c.chains), entries, storeID)
 	p := b[pmheader.Size:]
 	le := binary.LittleEndian
 	le.PutUint64(p, c.seq)
@@ -90,6 +88,13 @@ func encodeCheckpointHead(c *checkpoint, entries int, storeID uint64, entryBytes
 		p = p[chainSize:]
 	}
 	return b
+}
+
+// putCheckpointLine writes a checkpoint's header line.
+func putCheckpointLine(b []byte, chains, entries int, storeID uint64) {
+	f := pmheader.Fields{Size: uint32(chains), Stride: chainSize, Count: uint64(entries), Aux: storeID}
+	pmheader.Encode(b, &f)
+	binary.LittleEndian.PutUint64(b, ckptKind.Magic)
 }
 
 // appendCkEntry appends one index entry to a checkpoint.
@@ -257,7 +262,11 @@ func (s *Store) checkpointLocked() error {
 	}
 	entries, _, keyB, _ := s.idx.counts()
 	b := encodeCheckpointHead(c, entries, s.storeID, entries*ckEntrySize+int(keyB))
-	s.idx.each(func(k []byte, l loc) { b = appendCkEntry(b, k, l) })
+	n := 0
+	s.idx.each(func(k []byte, l loc) { b = appendCkEntry(b, k, l); n++ })
+	if n != entries { // (nothing changes the index here; the line says what was written)
+		putCheckpointLine(b, len(c.chains), n, s.storeID)
+	}
 	b = encodeCheckpointEnd(b)
 	name := ckptName(c.seq)
 	if err := s.ckdir.write(name, b); err != nil {

@@ -106,14 +106,19 @@ func (x *index) lookup(key []byte) (loc, bool) {
 	return best, found
 }
 
-// latest reports whether serial is key's latest version: the shard's
-// entry of key (hinted by slot, where a put left it) and, with merge logs,
-// theirs. It is the token path's validation: without merge logs and with
-// a hint still right, one slot is read, no probe.
+// latest reports whether serial is key's latest version: no merge log
+// holds a newer one, and the shard's entry of key (hinted by slot, where
+// a put left it) or a merge log's holds exactly serial. It is the token
+// path's validation: without merge logs and with a hint still right, one
+// slot is read, no probe.
 func (x *index) latest(key []byte, h uint64, hint uint32, serial uint64) bool {
+	inMerge := false
 	for _, ml := range x.merge {
-		if l, ok := ml.find(h, key); ok && l.serial > serial {
-			return false
+		if l, ok := ml.find(h, key); ok {
+			if l.serial > serial {
+				return false
+			}
+			inMerge = inMerge || l.serial == serial
 		}
 	}
 	sh := &x.shards[x.shardOf(h)]
@@ -123,10 +128,13 @@ func (x *index) latest(key []byte, h uint64, hint uint32, serial uint64) bool {
 	i := int(hint)
 	if i >= len(sh.t.slots) || !sh.t.matches(&sh.t.slots[i], t, key) {
 		if i = sh.t.find(t, key); i < 0 {
-			return len(x.merge) > 0 // the version is still in a merge log
+			return inMerge // (a key GC dropped is in neither)
 		}
 	}
-	return sh.t.slots[i].serial <= serial
+	if s := sh.t.slots[i].serial; s != serial {
+		return inMerge && s < serial
+	}
+	return true
 }
 
 // apply installs u unless the index holds a newer version; the live bytes

@@ -279,3 +279,28 @@ func TestScanChunks(t *testing.T) {
 	require.NoError(t, s.Scan(nil, nil, func(k, v []byte) bool { n++; return n < 130 }))
 	require.Equal(t, 130, n)
 }
+
+// TestTokenAfterDrop: a token of a key whose tombstone GC dropped from
+// the index (the key in neither the shards nor a merge log) is not the
+// latest version: the get takes the slow path and finds nothing, with
+// merge logs as with the direct index.
+func TestTokenAfterDrop(t *testing.T) {
+	for _, merge := range []bool{false, true} {
+		o := testOptions(t, 1)
+		o.MergeLogs = merge
+		s := mustOpen(t, o)
+		key := []byte("tk")
+		tok, err := s.PutToken(key, []byte("tv"))
+		require.NoError(t, err)
+		require.NoError(t, s.Delete(key))
+		s.drainMerge()
+		l, ok := s.idx.lookup(key)
+		require.True(t, ok)
+		require.True(t, l.tomb())
+		require.True(t, s.idx.drop(key, l), "as GC drops a tombstone below the floor")
+		_, err = s.GetWithToken(key, tok)
+		require.ErrorIs(t, err, ErrNotFound, "merge logs %v", merge)
+		require.Equal(t, uint64(1), s.Stats().TokenMisses)
+		require.NoError(t, s.Close())
+	}
+}
