@@ -146,6 +146,21 @@ type putOp struct {
 	stage uint8
 }
 
+// group is what one group of PutBatch holds: the leaves it locked and the
+// updates it will store in place at its commit (an update is written only
+// then, so that a group abandoned on an error changes nothing).
+type group struct {
+	leaves []groupLeaf
+	ups    [coro.MaxGroup]update
+	nup    int
+}
+
+// update is a new value for a slot a group found its key in.
+type update struct {
+	p unsafe.Pointer // the slot's value word
+	v uint64
+}
+
 // groupLeaf is a leaf a group of PutBatch holds locked.
 type groupLeaf struct {
 	leaf     uint32
@@ -181,12 +196,14 @@ func (t *Tree) PutBatch(keys, vals []uint64) error {
 		r     coro.Ring[putOp]
 		gls   [coro.MaxGroup]groupLeaf
 		later []int
+		gr    group
 	)
 	g := t.group
 	for start := 0; start < len(keys); start += g {
 		end := min(start+g, len(keys))
 		var err error
-		later, err = t.putGroup(&r, gls[:0], keys, vals, start, end, later[:0])
+		gr.leaves, gr.nup = gls[:0], 0
+		later, err = t.putGroup(&r, &gr, keys, vals, start, end, later[:0])
 		if err != nil {
 			return err
 		}
@@ -201,7 +218,7 @@ func (t *Tree) PutBatch(keys, vals []uint64) error {
 
 // putGroup puts keys[start:end] with two fences and returns the ones left
 // for Put (appended to later), in order.
-func (t *Tree) putGroup(r *coro.Ring[putOp], gls []groupLeaf, keys, vals []uint64, start, end int, later []int) ([]int, error) {
+func (t *Tree) putGroup(r *coro.Ring[putOp], gr *group, keys, vals []uint64, start, end int, later []int) ([]int, error) {
 	n := end - start
 	// A key the group has twice is put once by the group, then again by
 	// Put, so that the last value wins.
@@ -227,7 +244,7 @@ func (t *Tree) putGroup(r *coro.Ring[putOp], gls []groupLeaf, keys, vals []uint6
 				}
 				*s = putOp{k: keys[start+op], v: vals[start+op], i: start + op}
 			}
-			done, defer_, e := t.putStep(s, &gls)
+			done, defer_, e := t.putStep(s, gr)
 			if e != nil && err == nil {
 				err = e
 			}
@@ -242,9 +259,9 @@ func (t *Tree) putGroup(r *coro.Ring[putOp], gls []groupLeaf, keys, vals []uint6
 		}
 	}
 	if err == nil {
-		err = t.commitGroup(gls, staged)
+		err = t.commitGroup(gr, staged)
 	} else {
-		t.unlockGroup(gls)
+		t.unlockGroup(gr.leaves)
 	}
 	sortInts(later)
 	return later, err
@@ -252,7 +269,7 @@ func (t *Tree) putGroup(r *coro.Ring[putOp], gls []groupLeaf, keys, vals []uint6
 
 // putStep runs the next stage of s. It reports whether the insert is done
 // (written, or left for later: deferred) and an error of persist.
-func (t *Tree) putStep(s *putOp, gls *[]groupLeaf) (done, deferred bool, err error) {
+func (t *Tree) putStep(s *putOp, gr *group) (done, deferred bool, err error) {
 	switch s.stage {
 	case stBegin:
 		s.nd = t.root.Load()
@@ -272,7 +289,10 @@ func (t *Tree) putStep(s *putOp, gls *[]groupLeaf) (done, deferred bool, err err
 		s.stage = stLeaf
 		return false, false, nil
 	case stLeaf:
-		gl, ok, restart := t.holdLeaf(s, gls)
+		gl, ok, restart, err := t.holdLeaf(s, gr)
+		if err != nil {
+			return true, false, err
+		}
 		if restart {
 			s.stage = stBegin
 			return false, false, nil
@@ -281,7 +301,7 @@ func (t *Tree) putStep(s *putOp, gls *[]groupLeaf) (done, deferred bool, err err
 			return true, true, nil // another goroutine holds the leaf
 		}
 		s.gl = gl
-		l := &(*gls)[gl]
+		l := &gr.leaves[gl]
 		s.cand = t.g.candidates(l.p, fingerprint(s.k)) & l.bm
 		if s.cand != 0 {
 			asm.Prefetch(unsafe.Add(l.p, t.g.kv+16*bits.TrailingZeros64(s.cand)))
@@ -290,14 +310,14 @@ func (t *Tree) putStep(s *putOp, gls *[]groupLeaf) (done, deferred bool, err err
 		}
 		return t.reserve(s, l)
 	case stKey:
-		l := &(*gls)[s.gl]
+		l := &gr.leaves[s.gl]
 		i := bits.TrailingZeros64(s.cand)
 		if t.g.key(l.p, i) == s.k {
-			// An update: the value in place, durable at the group's
-			// first fence.
-			w := word(l.p, t.g.kv+16*i+8)
-			persist.Store64(w, s.v)
-			return true, false, t.flush(w)
+			// An update: the value stored in place by commitGroup,
+			// durable at the group's first fence.
+			gr.ups[gr.nup] = update{unsafe.Add(l.p, t.g.kv+16*i+8), s.v}
+			gr.nup++
+			return true, false, nil
 		}
 		s.cand &= s.cand - 1
 		if s.cand != 0 {
@@ -306,7 +326,7 @@ func (t *Tree) putStep(s *putOp, gls *[]groupLeaf) (done, deferred bool, err err
 		}
 		return t.reserve(s, l)
 	default: // stWrite
-		l := &(*gls)[s.gl]
+		l := &gr.leaves[s.gl]
 		return true, false, t.stage(l.p, s.slot, s.k, s.v)
 	}
 }
@@ -328,37 +348,53 @@ func (t *Tree) reserve(s *putOp, l *groupLeaf) (done, deferred bool, err error) 
 // holdLeaf returns the group's entry of s's leaf, locking the leaf when
 // the group does not hold it yet: ok false when another goroutine holds
 // it, restart when the leaf's range no longer holds the key (a root from
-// before a split or free).
-func (t *Tree) holdLeaf(s *putOp, gls *[]groupLeaf) (gl int, ok, restart bool) {
-	for j := range *gls {
-		if (*gls)[j].leaf == s.leaf {
-			if !(*gls)[j].m.covers(s.k) {
-				return 0, false, true
+// before a split or free), ErrClosed when the tree was closed before the
+// lock was taken.
+func (t *Tree) holdLeaf(s *putOp, gr *group) (gl int, ok, restart bool, err error) {
+	for j := range gr.leaves {
+		if gr.leaves[j].leaf == s.leaf {
+			if !gr.leaves[j].m.covers(s.k) {
+				return 0, false, true, nil
 			}
-			return j, true, false
+			return j, true, false, nil
 		}
+	}
+	if t.holdHook != nil {
+		t.holdHook()
 	}
 	m := &t.meta[s.leaf]
 	if !m.tryLock() {
-		return 0, false, false
+		return 0, false, false, nil
+	}
+	if t.closed.Load() {
+		m.unlock()
+		return 0, false, false, ErrClosed
 	}
 	if !m.covers(s.k) {
 		m.unlock()
-		return 0, false, true
+		return 0, false, true, nil
 	}
 	p := t.leaf(s.leaf)
-	*gls = append(*gls, groupLeaf{leaf: s.leaf, m: m, p: p, bm: at(p, offBitmap)})
-	return len(*gls) - 1, true, false
+	gr.leaves = append(gr.leaves, groupLeaf{leaf: s.leaf, m: m, p: p, bm: at(p, offBitmap)})
+	return len(gr.leaves) - 1, true, false, nil
 }
 
 // commitGroup makes what the group staged (new slots, updated values)
 // durable (fence 1), then commits the new slots: each leaf's bitmap stored
 // once with its new bits, made durable together (fence 2). It unlocks the
 // leaves.
-func (t *Tree) commitGroup(gls []groupLeaf, staged bool) error {
+func (t *Tree) commitGroup(gr *group, staged bool) error {
+	gls := gr.leaves
 	defer t.unlockGroup(gls)
 	if !staged {
 		return nil
+	}
+	for _, u := range gr.ups[:gr.nup] {
+		w := unsafe.Slice((*byte)(u.p), 8)
+		persist.Store64(w, u.v)
+		if err := t.flush(w); err != nil {
+			return err
+		}
 	}
 	if t.variant != bitmapFirst {
 		if err := t.r.Drain(); err != nil {

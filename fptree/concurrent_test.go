@@ -1,8 +1,10 @@
 package fptree
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -35,7 +37,7 @@ func TestConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- writer(tr, w, writers, ops, &final[w])
+			errs <- writer(tr, w, writers, ops, &final[w], nil)
 		}()
 	}
 	stop := make(chan struct{})
@@ -67,10 +69,20 @@ func TestConcurrent(t *testing.T) {
 }
 
 // writer runs ops random changes of its own keys (w, w+writers, ...),
-// checking each with Get, and reads the others' keys.
-func writer(tr *Tree, w, writers, ops int, final *map[uint64]uint64) error {
+// checking each with Get, and reads the others' keys. With closing set,
+// an ErrClosed ends it without error, leaving in *closing the batch then
+// in flight (whose keys may each be old or new).
+func writer(tr *Tree, w, writers, ops int, final *map[uint64]uint64, closing *[]change) (err error) {
 	rnd := structtest.NewRand(uint64(w + 1))
 	mine := map[uint64]uint64{}
+	if closing != nil {
+		defer func() {
+			if errors.Is(err, ErrClosed) {
+				err = nil
+			}
+			*final = mine
+		}()
+	}
 	own := func() uint64 { return uint64(rnd.Intn(600)*writers + w) }
 	for op := range ops {
 		switch x := rnd.Intn(10); {
@@ -97,6 +109,11 @@ func writer(tr *Tree, w, writers, ops int, final *map[uint64]uint64) error {
 				keys[i], vals[i] = own(), uint64(op)<<8|uint64(w)
 			}
 			if err := tr.PutBatch(keys, vals); err != nil {
+				if closing != nil {
+					for i, k := range keys {
+						*closing = append(*closing, change{k: k, v: vals[i]})
+					}
+				}
 				return err
 			}
 			for i, k := range keys {
@@ -160,10 +177,133 @@ func scanner(tr *Tree, stop chan struct{}) error {
 			prev, first = k, false
 			return err == nil
 		}); e != nil {
+			if errors.Is(e, ErrClosed) {
+				return nil
+			}
 			return e
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// TestCloseWhileBusy closes the tree while writers, batches and a scanner
+// run on it (round after round): every call returns nil or ErrClosed,
+// never panics or hangs; once Close returned the area is not written
+// again (its bytes compared after every goroutine ended); and the tree
+// reopened holds exactly what was acknowledged, each key of a batch cut
+// short by the Close old or new.
+func TestCloseWhileBusy(t *testing.T) {
+	const writers, rounds = 6, 6 // six: the scanner checks values against k % 6
+	total := 0
+	for round := range rounds {
+		r := structtest.Region(t, 4<<20)
+		tr := mustCreate(t, r, &Options{LeafSlots: 4, Group: 8})
+		final := make([]map[uint64]uint64, writers)
+		cut := make([][]change, writers)
+		errs := make(chan error, writers+1)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- writer(tr, w, writers, 1<<20, &final[w], &cut[w])
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- scanner(tr, nil)
+		}()
+		for i := range 2000 * (round + 1) {
+			_, _, _ = tr.Get(uint64(i))
+		}
+		require.NoError(t, tr.Close())
+		after := append([]byte(nil), r.Bytes()...)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Equal(t, after, r.Bytes(), "round %d: the area was written after Close returned", round)
+
+		tr = mustOpen(t, r, nil)
+		require.NoError(t, tr.Check())
+		n := 0
+		for w := range writers {
+			maybe := map[uint64][]uint64{}
+			for _, c := range cut[w] {
+				maybe[c.k] = append(maybe[c.k], c.v)
+			}
+			for k, v := range final[w] {
+				got, ok, err := tr.Get(k)
+				require.NoError(t, err)
+				if ok && got == v {
+					n++
+					continue
+				}
+				require.True(t, ok && slices.Contains(maybe[k], got), "round %d: writer %d's key %d: %d, %v; acknowledged %d", round, w, k, got, ok, v)
+				n++
+			}
+			for k, vs := range maybe {
+				if _, had := final[w][k]; had {
+					continue
+				}
+				if got, ok, _ := tr.Get(k); ok {
+					require.Contains(t, vs, got, "round %d: writer %d's key %d", round, w, k)
+					n++
+				}
+			}
+		}
+		require.Equal(t, n, tr.Len(), "round %d: no key but the acknowledged and the batch cut short", round)
+		require.NoError(t, tr.Close())
+		total += n
+	}
+	require.Positive(t, total, "the writers put keys before the Closes")
+}
+
+// TestPutBatchCutShort: a PutBatch whose group meets a Close half-way
+// (after it found one key to update and staged one insert, before it
+// locked its next leaf) returns ErrClosed and changes nothing of that
+// group: the update is stored only at the group's commit.
+func TestPutBatchCutShort(t *testing.T) {
+	r := structtest.Region(t, 1<<20)
+	tr := mustCreate(t, r, &Options{LeafSlots: 4, Group: 8})
+	for k := uint64(0); k < 40; k++ {
+		require.NoError(t, tr.Put(k*10, k))
+	}
+	before := append([]byte(nil), r.Bytes()...)
+	holds := 0
+	tr.holdHook = func() {
+		if holds++; holds == 2 {
+			tr.closed.Store(true) // as a Close would, between two leaf locks
+		}
+	}
+	// 0 is an update and 1 an insert into leaf 0; 395 is in the last leaf.
+	err := tr.PutBatch([]uint64{0, 1, 395}, []uint64{100, 101, 102})
+	require.ErrorIs(t, err, ErrClosed)
+	require.Equal(t, 2, holds)
+	tr.closed.Store(false)
+	tr.holdHook = nil
+	v, ok, err := tr.Get(0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(0), v, "the update of a group cut short is not stored")
+	_, ok, _ = tr.Get(1)
+	require.False(t, ok)
+	require.NoError(t, tr.Check())
+	require.NoError(t, tr.Close())
+	tr = mustOpen(t, r, nil)
+	v, _, _ = tr.Get(0)
+	require.Equal(t, uint64(0), v)
+	require.Equal(t, 40, tr.Len())
+	// The bitmaps and values are as before; only a free slot was staged.
+	var changed []int
+	for i := range before {
+		if before[i] != r.Bytes()[i] {
+			changed = append(changed, i)
+		}
+	}
+	require.LessOrEqual(t, len(changed), 17, "at most one free slot (16 bytes) and its fingerprint byte changed: %v", changed)
 }

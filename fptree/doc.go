@@ -57,9 +57,12 @@
 //
 // # Concurrency
 //
-// All methods may run concurrently from many goroutines, except Close and
-// Check, which must not run concurrently with anything that changes the
-// tree. The scheme:
+// All methods may run concurrently from many goroutines, except Check,
+// which must not run concurrently with anything that changes the tree.
+// Close may run while other methods do: it waits for the changes in
+// flight, after which nothing writes to the area and every call returns
+// ErrClosed (reads in flight finish; close the region only when they
+// have returned). The scheme:
 //
 //   - Every leaf has a version lock in DRAM: writers take it (odd while
 //     held, advanced on release); readers take no lock: they read the

@@ -32,14 +32,20 @@ func (t *Tree) Get(k uint64) (v uint64, ok bool, err error) {
 	}
 }
 
-// lockLeaf locks and returns the leaf whose range holds k.
-func (t *Tree) lockLeaf(k uint64) (uint32, *leafMeta) {
+// lockLeaf locks and returns the leaf whose range holds k, or ErrClosed
+// when the tree was closed before the lock was taken (Close waits for
+// every leaf lock held, so a change that holds one runs to its end).
+func (t *Tree) lockLeaf(k uint64) (uint32, *leafMeta, error) {
 	for {
 		l := t.root.Load().leafOf(k)
 		m := &t.meta[l]
 		m.lock()
+		if t.closed.Load() {
+			m.unlock()
+			return 0, nil, ErrClosed
+		}
 		if m.covers(k) {
-			return l, m
+			return l, m, nil
 		}
 		m.unlock()
 	}
@@ -58,7 +64,10 @@ func (t *Tree) Put(k, v uint64) error {
 	if err := t.writable(); err != nil {
 		return err
 	}
-	l, m := t.lockLeaf(k)
+	l, m, err := t.lockLeaf(k)
+	if err != nil {
+		return err
+	}
 	p := t.leaf(l)
 	bm := at(p, offBitmap)
 	if i, _ := t.g.find(p, bm, k); i >= 0 {
@@ -142,7 +151,10 @@ func (t *Tree) Delete(k uint64) (bool, error) {
 	if err := t.writable(); err != nil {
 		return false, err
 	}
-	l, m := t.lockLeaf(k)
+	l, m, err := t.lockLeaf(k)
+	if err != nil {
+		return false, err
+	}
 	p := t.leaf(l)
 	bm := at(p, offBitmap)
 	i, _ := t.g.find(p, bm, k)

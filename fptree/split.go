@@ -141,6 +141,10 @@ func (t *Tree) freeLeaf(s uint32) error {
 		p := t.root.Load().leafOf(lo - 1)
 		mp := &t.meta[p]
 		mp.lock()
+		if t.closed.Load() {
+			mp.unlock()
+			return nil // the empty leaf stays linked: Open unlinks it
+		}
 		if !mp.covers(lo-1) || mp.hi.Load() != lo-1 || at(t.leaf(p), offNext) != uint64(s) {
 			mp.unlock()
 			continue // the chain moved under us: look again

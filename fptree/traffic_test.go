@@ -51,7 +51,8 @@ func TestFences(t *testing.T) {
 	// A full leaf: the last one, filled by more keys at the end.
 	for i := range uint64(64) {
 		k := 1_999_000 + 1 + i
-		l, m := tr.lockLeaf(k)
+		l, m, err := tr.lockLeaf(k)
+		require.NoError(t, err)
 		full := at(tr.leaf(l), offBitmap) == tr.g.full
 		m.unlock()
 		if full {

@@ -14,7 +14,7 @@ import (
 
 // Tree is an FP-tree in a persist.Region: leaves in the region, inner
 // nodes in DRAM. Its methods may be called from many goroutines at once,
-// except Close and Check (see the package documentation).
+// except Check (see the package documentation).
 type Tree struct {
 	r       *persist.Region
 	off     int            // the area's offset in the region
@@ -44,7 +44,8 @@ type Tree struct {
 	// and media may then disagree, and every later change is refused.
 	broken atomic.Pointer[error]
 
-	variant variant // a deliberately broken protocol, for the crash tests
+	variant  variant // a deliberately broken protocol, for the crash tests
+	holdHook func()  // tests: called before PutBatch locks a leaf
 }
 
 // leafMeta is a leaf's DRAM companion: its version lock and its key range.
@@ -211,15 +212,26 @@ func newTree(r *persist.Region, o *Options, size int, g geom, leaves int, rel fu
 
 // Close closes the tree and releases its area's claim on the region; the
 // region stays open (close the tree, then the region). Every operation
-// that returned is durable already, and Close writes nothing. A second
-// Close returns ErrClosed, as does every operation after Close. Close
-// must not run concurrently with other methods of the tree.
+// that returned is durable already, and Close writes nothing. Close may
+// run while other methods do: it marks the tree closed and waits for the
+// changes in flight (each holds a leaf lock until it is durable or
+// abandoned), so that when it returns no method of the tree writes to the
+// area again and another tree may open it; a change that had not yet
+// locked its leaf returns ErrClosed, and reads in flight finish (the
+// region must stay open until they return). A second Close returns
+// ErrClosed, as does every operation after Close.
 func (t *Tree) Close() error {
 	if t.closed.Swap(true) {
 		return ErrClosed
 	}
+	t.smu.Lock()
+	hwm := t.hwm // a split in flight holds a leaf below it
+	t.smu.Unlock()
+	for l := range hwm {
+		t.meta[l].lock()
+		t.meta[l].unlock()
+	}
 	t.release()
-	t.root.Store(nil)
 	return nil
 }
 
