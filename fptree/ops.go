@@ -169,7 +169,7 @@ func (t *Tree) Delete(k uint64) (bool, error) {
 	}
 	t.count.Add(-1)
 	m.unlock()
-	if bm == 0 && l != 0 {
+	if bm == 0 && l != 0 && !t.keepEmpty {
 		if err := t.freeLeaf(l); err != nil {
 			return true, err
 		}

@@ -25,7 +25,12 @@ import (
 // are clear (Put and Delete then return an error wrapping
 // persist.ErrReadOnly) and returns an error wrapping persist.ErrReadOnly
 // for one a crash left in the middle of a split or a free.
-func Open(r *persist.Region, opts *Options) (_ *Tree, err error) {
+func Open(r *persist.Region, opts *Options) (*Tree, error) {
+	return open(r, opts, correct)
+}
+
+// open is Open with a protocol variant for recovery (the crash tests').
+func open(r *persist.Region, opts *Options, v variant) (_ *Tree, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -79,9 +84,11 @@ func Open(r *persist.Region, opts *Options) (_ *Tree, err error) {
 	}
 	defer pmheader.ReleaseOnError(rel, &err)
 	t := newTree(r, &o, size, g, leaves, rel)
+	t.variant = v
 	if err := t.recover(); err != nil {
 		return nil, err
 	}
+	t.variant = correct
 	return t, nil
 }
 
@@ -143,7 +150,11 @@ func (t *Tree) redoSplit(w uint64) error {
 	}
 	persist.Store64(word(pl, offNext), uint64(n))
 	persist.Store64(word(pl, offBitmap), t.g.full&^upper)
-	if err := t.r.Persist(bytesAt(pl, 0, 16)); err != nil {
+	if t.variant == redoClearFirst {
+		if err := t.r.Flush(bytesAt(pl, 0, 16)); err != nil {
+			return regionErr(err, "recovery")
+		}
+	} else if err := t.r.Persist(bytesAt(pl, 0, 16)); err != nil {
 		return regionErr(err, "recovery")
 	}
 	return t.clearLog(0)
@@ -224,8 +235,10 @@ func (t *Tree) walk(unlink, dups bool) (chain, error) {
 			// have; the chain stays sorted either way.
 			nw := word(t.leaf(prev), offNext)
 			persist.Store64(nw, next)
-			if err := t.r.Persist(nw); err != nil {
-				return c, regionErr(err, "recovery")
+			if t.variant != walkUnlinkUnflushed {
+				if err := t.r.Persist(nw); err != nil {
+					return c, regionErr(err, "recovery")
+				}
 			}
 		} else {
 			c.inUse[l/64] |= 1 << (l % 64)

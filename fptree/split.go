@@ -99,8 +99,10 @@ func (t *Tree) split(l, n uint32) (uint64, error) {
 	if err := t.r.Copy(dst[g.head:], src[g.head:], persist.NoDrain); err != nil {
 		return 0, err
 	}
-	if err := t.r.Drain(); err != nil {
-		return 0, err
+	if t.variant != splitLeafUndrained {
+		if err := t.r.Drain(); err != nil {
+			return 0, err
+		}
 	}
 	lw := t.logWordBytes(0)
 	persist.Store64(lw, logWord(l, n))
@@ -113,10 +115,17 @@ func (t *Tree) split(l, n uint32) (uint64, error) {
 	}
 	persist.Store64(word(pl, offNext), uint64(n))
 	persist.Store64(word(pl, offBitmap), g.full&^upper)
-	if err := t.r.Persist(bytesAt(pl, 0, 16)); err != nil {
+	if t.variant == splitLinkWithClear {
+		if err := t.r.Flush(bytesAt(pl, 0, 16)); err != nil {
+			return 0, err
+		}
+	} else if err := t.r.Persist(bytesAt(pl, 0, 16)); err != nil {
 		return 0, err
 	}
 	persist.Store64(lw, 0)
+	if t.variant == splitClearUnflushed {
+		return sep, nil
+	}
 	if err := t.r.Persist(lw); err != nil {
 		return 0, err
 	}
@@ -176,15 +185,21 @@ func (t *Tree) freeLeaf(s uint32) error {
 }
 
 func (t *Tree) unlink(p, s uint32) error {
+	nw := word(t.leaf(p), offNext)
+	if t.variant == freeUnlogged {
+		persist.Store64(nw, at(t.leaf(s), offNext))
+		return t.r.Persist(nw)
+	}
 	lw := t.logWordBytes(1)
 	persist.Store64(lw, logWord(s, p))
 	if err := t.r.Persist(lw); err != nil {
 		return err
 	}
-	nw := word(t.leaf(p), offNext)
 	persist.Store64(nw, at(t.leaf(s), offNext))
-	if err := t.r.Persist(nw); err != nil {
-		return err
+	if t.variant != unlinkUnflushed {
+		if err := t.r.Persist(nw); err != nil {
+			return err
+		}
 	}
 	persist.Store64(lw, 0)
 	return t.r.Persist(lw)

@@ -46,6 +46,9 @@ type Tree struct {
 
 	variant  variant // a deliberately broken protocol, for the crash tests
 	holdHook func()  // tests: called before PutBatch locks a leaf
+	// keepEmpty (tests): a Delete that empties its leaf leaves it linked,
+	// as a crash between the delete and the free does, for Open to unlink.
+	keepEmpty bool
 }
 
 // leafMeta is a leaf's DRAM companion: its version lock and its key range.

@@ -13,4 +13,28 @@ const (
 	// the new leaf is linked: the log, the link and the old leaf's new
 	// bitmap are persisted by one fence.
 	splitUnlogged
+	// splitLeafUndrained does not fence the new leaf of a split before
+	// the micro log is written: the leaf and the log are made durable by
+	// the log's one fence.
+	splitLeafUndrained
+	// splitLinkWithClear does not fence the link and the old leaf's cut
+	// before the log is cleared: the three words are made durable by one
+	// fence.
+	splitLinkWithClear
+	// splitClearUnflushed stores the cleared split log but does not
+	// flush it: the split returns with the log set on the media.
+	splitClearUnflushed
+	// freeUnlogged frees a leaf without its micro log: the unlink alone,
+	// one fence. Not a bug — the chain is the allocator, so the unlink is
+	// the whole free — and the crash tests pass with it (TestFreeLogRedundant).
+	freeUnlogged
+	// unlinkUnflushed stores a free's unlink but does not flush it: the
+	// leaf joins the free leaves while the media still links it.
+	unlinkUnflushed
+	// redoClearFirst clears the split log in recovery with the same fence
+	// that makes the redone link and cut durable.
+	redoClearFirst
+	// walkUnlinkUnflushed does not flush recovery's unlink of an empty
+	// leaf: the leaf is free in DRAM while the media still links it.
+	walkUnlinkUnflushed
 )
