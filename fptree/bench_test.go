@@ -38,9 +38,13 @@ var (
 // sharedTree returns the benchmark tree of kind "shm" or "dram" with m
 // slots a leaf.
 func sharedTree(b *testing.B, kind string, m int) *benchTree {
+	return sharedTreeN(b, kind, m, benchKeys())
+}
+
+// sharedTreeN is sharedTree of n keys.
+func sharedTreeN(b *testing.B, kind string, m, n int) *benchTree {
 	benchMu.Lock()
 	defer benchMu.Unlock()
-	n := benchKeys()
 	name := fmt.Sprintf("%s/%d/%d", kind, m, n)
 	if bt, ok := benchTrees[name]; ok {
 		return bt
@@ -194,35 +198,38 @@ func BenchmarkGroupSize(b *testing.B) {
 func BenchmarkPut(b *testing.B) {
 	for _, form := range []string{"plain", "batch"} {
 		b.Run(form, func(b *testing.B) {
-			bt := sharedTree(b, "shm", DefaultLeafSlots)
-			t := bt.t
-			defer func(old int) { t.group = old }(t.group)
-			t.group = 16
-			rnd := structtest.NewRand(uint64(len(form)) + 100)
-			ks := make([]uint64, 16)
-			per := 1
-			if form == "batch" {
-				per = len(ks)
-			}
-			c := structtest.StartCPU()
-			for b.Loop() {
-				if form == "plain" {
-					k := rnd.Uint64()
-					if err := t.Put(k, k); err != nil {
-						b.Fatal(err)
-					}
-					continue
-				}
-				for i := range ks {
-					ks[i] = rnd.Uint64()
-				}
-				if err := t.PutBatch(ks, ks); err != nil {
-					b.Fatal(err)
-				}
-			}
-			perKey(b, c, per)
+			benchPut(b, sharedTree(b, "shm", DefaultLeafSlots), form)
 		})
 	}
+}
+
+func benchPut(b *testing.B, bt *benchTree, form string) {
+	t := bt.t
+	defer func(old int) { t.group = old }(t.group)
+	t.group = 16
+	rnd := structtest.NewRand(uint64(len(form)) + 100)
+	ks := make([]uint64, 16)
+	per := 1
+	if form == "batch" {
+		per = len(ks)
+	}
+	c := structtest.StartCPU()
+	for b.Loop() {
+		if form == "plain" {
+			k := rnd.Uint64()
+			if err := t.Put(k, k); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		for i := range ks {
+			ks[i] = rnd.Uint64()
+		}
+		if err := t.PutBatch(ks, ks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perKey(b, c, per)
 }
 
 // BenchmarkOpen closes and reopens the shm tree: recovery's walk of every
@@ -232,17 +239,23 @@ func BenchmarkOpen(b *testing.B) {
 	bt := sharedTree(b, "shm", DefaultLeafSlots)
 	c := structtest.StartCPU()
 	for b.Loop() {
-		r, off := bt.t.r, bt.t.off
-		if err := bt.t.Close(); err != nil {
-			b.Fatal(err)
-		}
-		t, err := Open(r, &Options{Offset: off})
-		if err != nil {
-			b.Fatal(err)
-		}
-		bt.t = t
+		reopen(b, bt)
 	}
 	n := float64(bt.t.Len())
 	b.ReportMetric(n*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 	c.Report(b, 1, "open")
+}
+
+// reopen closes bt's tree and opens it again (its fan-out is the default
+// after).
+func reopen(b *testing.B, bt *benchTree) {
+	r, off := bt.t.r, bt.t.off
+	if err := bt.t.Close(); err != nil {
+		b.Fatal(err)
+	}
+	t, err := Open(r, &Options{Offset: off})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bt.t = t
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -216,8 +217,10 @@ func TestCloseWhileBusy(t *testing.T) {
 			defer wg.Done()
 			errs <- scanner(tr, nil)
 		}()
-		for i := range 2000 * (round + 1) {
+		// Close once the writers have put some keys (more each round).
+		for i := 0; tr.Len() < 100*(round+1) && i < 1e8; i++ {
 			_, _, _ = tr.Get(uint64(i))
+			runtime.Gosched()
 		}
 		require.NoError(t, tr.Close())
 		after := append([]byte(nil), r.Bytes()...)

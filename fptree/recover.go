@@ -2,9 +2,7 @@ package fptree
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
-	"unsafe"
 
 	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
@@ -187,95 +185,6 @@ func (t *Tree) clearLog(w int) error {
 		return regionErr(err, "recovery")
 	}
 	return nil
-}
-
-// chain is what a walk of the leaf chain found.
-type chain struct {
-	los    []uint64 // each leaf's lower bound, in chain order
-	leaves []uint32
-	keys   int
-	inUse  []uint64 // bitmap of the leaves in the chain
-	hwm    uint32   // one more than the highest leaf in the chain
-}
-
-// walk follows the chain from leaf 0 and checks every leaf: its number
-// inside the area and not seen before (no loop), its bitmap within the
-// slots, its lo above the previous leaf's (leaf 0's is 0) and above every
-// key the previous leaf holds, its keys at or above its lo with matching
-// fingerprints, and with dups, no key twice in a leaf. With unlink it
-// unlinks the empty leaves after the head (a free a crash interrupted
-// before its log) and makes that durable; else it keeps them.
-func (t *Tree) walk(unlink, dups bool) (chain, error) {
-	c := chain{inUse: make([]uint64, (t.cap+63)/64)}
-	seen := make([]uint64, len(c.inUse))
-	g := &t.g
-	var keys [MaxLeafSlots]uint64
-	var maxPrev uint64 // the largest key of the leaves so far
-	prev := uint32(0)  // the last leaf kept in the chain
-	for l := uint32(0); ; {
-		if seen[l/64]&(1<<(l%64)) != 0 {
-			return c, fmt.Errorf("%w: the leaf chain loops back to leaf %d after %d leaves", ErrCorrupt, l, len(c.leaves))
-		}
-		seen[l/64] |= 1 << (l % 64)
-		p := t.leaf(l)
-		bm, next, lo := at(p, offBitmap), at(p, offNext), at(p, offLo)
-		switch {
-		case bm&^g.full != 0:
-			return c, fmt.Errorf("%w: leaf %d has bitmap %#x, beyond its %d slots", ErrCorrupt, l, bm, g.m)
-		case next >= uint64(t.cap):
-			return c, fmt.Errorf("%w: leaf %d's next is leaf %d, the area has %d", ErrCorrupt, l, next, t.cap)
-		case l == 0 && lo != 0:
-			return c, fmt.Errorf("%w: the head leaf's lower bound is %d, want 0", ErrCorrupt, lo)
-		case l != 0 && (lo <= c.los[len(c.los)-1] || lo <= maxPrev):
-			return c, fmt.Errorf("%w: leaf %d's lower bound %d is not above the previous leaf's (%d) and its keys (up to %d)",
-				ErrCorrupt, l, lo, c.los[len(c.los)-1], maxPrev)
-		}
-		if bm == 0 && l != 0 && unlink {
-			// An empty leaf after the head: unlink it, as the free would
-			// have; the chain stays sorted either way.
-			nw := word(t.leaf(prev), offNext)
-			persist.Store64(nw, next)
-			if t.variant != walkUnlinkUnflushed {
-				if err := t.r.Persist(nw); err != nil {
-					return c, regionErr(err, "recovery")
-				}
-			}
-		} else {
-			c.inUse[l/64] |= 1 << (l % 64)
-			n := 0
-			for b := bm; b != 0; b &= b - 1 {
-				i := bits.TrailingZeros64(b)
-				k := g.key(p, i)
-				if k < lo {
-					return c, fmt.Errorf("%w: leaf %d slot %d holds key %d, below the leaf's lower bound %d", ErrCorrupt, l, i, k, lo)
-				}
-				if fp := *(*byte)(unsafe.Add(p, offFps+i)); fp != fingerprint(k) {
-					return c, fmt.Errorf("%w: leaf %d slot %d has fingerprint %#02x, key %d hashes to %#02x", ErrCorrupt, l, i, fp, k, fingerprint(k))
-				}
-				maxPrev = max(maxPrev, k)
-				keys[n] = k
-				n++
-			}
-			if dups && n > 1 {
-				s := keys[:n]
-				slices.Sort(s)
-				for j := 1; j < n; j++ {
-					if s[j] == s[j-1] {
-						return c, fmt.Errorf("%w: leaf %d holds key %d twice", ErrCorrupt, l, s[j])
-					}
-				}
-			}
-			c.keys += n
-			c.los = append(c.los, lo)
-			c.leaves = append(c.leaves, l)
-			c.hwm = max(c.hwm, l+1)
-			prev = l
-		}
-		if next == 0 {
-			return c, nil
-		}
-		l = uint32(next)
-	}
 }
 
 // adopt sets the DRAM state from a walk: ranges, inner nodes, the free

@@ -1,0 +1,150 @@
+package attack
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/braid-pm/braid/fptree"
+	"github.com/braid-pm/braid/internal/structtest/kinds"
+	"github.com/braid-pm/braid/persist"
+)
+
+func try(t *testing.T, name string, f func() error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t.Errorf("%s: PANIC %v", name, p)
+		}
+	}()
+	t.Logf("%s: %v", name, f())
+}
+
+func TestLimits(t *testing.T) {
+	r, _ := persist.Anonymous(1<<20, nil)
+	for _, o := range []fptree.Options{
+		{Offset: math.MaxInt &^ 63}, {Offset: 1 << 20}, {Offset: (1 << 20) - 64}, {Offset: (1 << 20) - 128},
+		{Size: math.MaxInt}, {Size: 1<<20 + 1}, {Leaves: fptree.MaxLeaves}, {Leaves: math.MaxInt},
+		{Leaves: 2, LeafSlots: 4, Offset: (1 << 20) - 384}, {Leaves: 2, LeafSlots: 4, Offset: (1 << 20) - 320},
+		{LeafSlots: 64, Group: 64}, {Size: 256 + 128, LeafSlots: 4}, {Size: 100},
+	} {
+		o := o
+		try(t, "create", func() error {
+			tr, err := fptree.Create(r, &o)
+			if err == nil {
+				defer tr.Close()
+				for k := uint64(0); k < 100000; k++ {
+					if err := tr.Put(k*7919, k); err != nil {
+						return err
+					}
+				}
+				return tr.Check()
+			}
+			return err
+		})
+		try(t, "open", func() error { _, err := fptree.Open(r, &o); return err })
+	}
+}
+
+func TestKinds(t *testing.T) {
+	for _, b := range kinds.Builders {
+		r, _ := persist.Anonymous(1<<20, nil)
+		c, err := b.Build(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c()
+		try(t, b.Name, func() error { _, err := fptree.Open(r, nil); return err })
+		try(t, b.Name+"+64", func() error { _, err := fptree.Open(r, &fptree.Options{Offset: 64}); return err })
+	}
+}
+
+func TestTruncated(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.pm")
+	r, err := persist.Map(p, &persist.Options{Size: 4 << 20, Create: true, ForcePMem: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := fptree.Create(r, &fptree.Options{LeafSlots: 8})
+	for k := uint64(0); k < 100000; k++ {
+		if err := tr.Put(k*31, k); err != nil {
+			t.Log(err)
+			break
+		}
+	}
+	tr.Close()
+	r.Close()
+	for _, n := range []int64{3 << 20, 1 << 20, 4096, 100, 0} {
+		os.Truncate(p, n)
+		try(t, "truncated", func() error {
+			r, err := persist.Map(p, &persist.Options{ForcePMem: true})
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			_, err = fptree.Open(r, nil)
+			return err
+		})
+	}
+}
+
+func TestTwice(t *testing.T) {
+	r, _ := persist.Anonymous(1<<20, nil)
+	tr, _ := fptree.Create(r, &fptree.Options{Size: 1 << 19})
+	try(t, "twice", func() error { _, err := fptree.Open(r, nil); return err })
+	try(t, "overlap", func() error { _, err := fptree.Create(r, &fptree.Options{Offset: 1 << 18}); return err })
+	try(t, "after", func() error { _, err := fptree.Create(r, &fptree.Options{Offset: 1 << 19}); return err })
+	tr.Close()
+}
+
+func TestCloseConcurrent(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		r, _ := persist.Anonymous(8<<20, nil)
+		tr, _ := fptree.Create(r, &fptree.Options{LeafSlots: 4})
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("panic: %v", p)
+					}
+				}()
+				for k := uint64(w); ; k += 4 {
+					var err error
+					switch k % 3 {
+					case 0:
+						err = tr.Put(k%5000, k)
+					case 1:
+						_, err = tr.Delete((k / 2) % 5000)
+					default:
+						err = tr.Scan(k%5000, k%5000+100, func(k, v uint64) bool { return true })
+					}
+					if err != nil {
+						if !errors.Is(err, fptree.ErrClosed) {
+							t.Errorf("err %v", err)
+						}
+						return
+					}
+				}
+			}()
+		}
+		for i := 0; i < 20000; i++ {
+			tr.Get(uint64(i))
+		}
+		tr.Close()
+		wg.Wait()
+		tr2, err := fptree.Open(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr2.Check(); err != nil {
+			t.Fatal(err)
+		}
+		tr2.Close()
+	}
+}

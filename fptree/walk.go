@@ -1,0 +1,191 @@
+package fptree
+
+import (
+	"fmt"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/persist"
+)
+
+// chain is what a walk of the leaf chain found.
+type chain struct {
+	los    []uint64 // each leaf's lower bound, in chain order
+	leaves []uint32
+	keys   int
+	inUse  []uint64 // bitmap of the leaves in the chain
+	hwm    uint32   // one more than the highest leaf in the chain
+}
+
+// walk follows the chain from leaf 0 and checks every leaf: its number
+// inside the area and not seen before (no loop), its bitmap within the
+// slots, its lo above the previous leaf's (leaf 0's is 0) and above every
+// key the previous leaf holds, its keys at or above its lo with matching
+// fingerprints, and with dups, no key twice in a leaf. With unlink it
+// unlinks the empty leaves after the head (a free a crash interrupted
+// before its log) and makes that durable; else it keeps them.
+//
+// It runs in three passes: the chain followed through the leaves' first
+// words (pointer chasing: one miss a leaf), the keys of every leaf
+// checked — by several goroutines when the chain is long (walkParallel
+// leaves each) — and the leaves' bounds checked against their neighbours'
+// keys in chain order, which is where the empty leaves are unlinked. An
+// error is the first in chain order of the last two passes.
+func (t *Tree) walk(unlink, dups bool) (chain, error) {
+	c := chain{inUse: make([]uint64, (t.cap+63)/64)}
+	order, err := t.follow()
+	if err != nil {
+		return c, err
+	}
+	facts := make([]leafFacts, len(order))
+	t.checkKeys(order, facts, dups)
+	c.los = make([]uint64, 0, len(order))
+	c.leaves = make([]uint32, 0, len(order))
+	var maxPrev uint64 // the largest key of the leaves so far
+	prev := uint32(0)  // the last leaf kept in the chain
+	for j, l := range order {
+		p := t.leaf(l)
+		lo := at(p, offLo)
+		if j > 0 && (lo <= c.los[len(c.los)-1] || lo <= maxPrev) {
+			return c, fmt.Errorf("%w: leaf %d's lower bound %d is not above the previous leaf's (%d) and its keys (up to %d)",
+				ErrCorrupt, l, lo, c.los[len(c.los)-1], maxPrev)
+		}
+		f := &facts[j]
+		if f.err != nil {
+			return c, f.err
+		}
+		if f.n == 0 && l != 0 && unlink {
+			// An empty leaf after the head: unlink it, as the free would
+			// have; the chain stays sorted either way.
+			nw := word(t.leaf(prev), offNext)
+			persist.Store64(nw, at(p, offNext))
+			if t.variant != walkUnlinkUnflushed {
+				if err := t.r.Persist(nw); err != nil {
+					return c, regionErr(err, "recovery")
+				}
+			}
+			continue
+		}
+		c.inUse[l/64] |= 1 << (l % 64)
+		if f.n > 0 {
+			maxPrev = max(maxPrev, f.max)
+		}
+		c.keys += f.n
+		c.los = append(c.los, lo)
+		c.leaves = append(c.leaves, l)
+		c.hwm = max(c.hwm, l+1)
+		prev = l
+	}
+	return c, nil
+}
+
+// follow returns the leaves of the chain in chain order, checking what a
+// leaf's first words say: its number inside the area and not seen before,
+// its bitmap within the slots, the head's lower bound 0.
+func (t *Tree) follow() ([]uint32, error) {
+	seen := make([]uint64, (t.cap+63)/64)
+	var order []uint32
+	full := t.g.full
+	for l := uint32(0); ; {
+		if seen[l/64]&(1<<(l%64)) != 0 {
+			return nil, fmt.Errorf("%w: the leaf chain loops back to leaf %d after %d leaves", ErrCorrupt, l, len(order))
+		}
+		seen[l/64] |= 1 << (l % 64)
+		p := t.leaf(l)
+		bm, next := at(p, offBitmap), at(p, offNext)
+		switch {
+		case bm&^full != 0:
+			return nil, fmt.Errorf("%w: leaf %d has bitmap %#x, beyond its %d slots", ErrCorrupt, l, bm, t.g.m)
+		case next >= uint64(t.cap):
+			return nil, fmt.Errorf("%w: leaf %d's next is leaf %d, the area has %d", ErrCorrupt, l, next, t.cap)
+		case l == 0 && at(p, offLo) != 0:
+			return nil, fmt.Errorf("%w: the head leaf's lower bound is %d, want 0", ErrCorrupt, at(p, offLo))
+		}
+		order = append(order, l)
+		if next == 0 {
+			return order, nil
+		}
+		l = uint32(next)
+	}
+}
+
+// leafFacts is what checkKeys found in one leaf.
+type leafFacts struct {
+	n   int    // keys
+	max uint64 // the largest (when n > 0)
+	err error  // the first problem
+}
+
+// walkParallel is the chain length from which checkKeys runs on several
+// goroutines, each over walkParallel leaves or more.
+const walkParallel = 4096
+
+// checkKeys fills facts[j] for leaf order[j]: its keys counted, their
+// largest, and each key at or above the leaf's lo with its fingerprint
+// (and, with dups, none twice).
+func (t *Tree) checkKeys(order []uint32, facts []leafFacts, dups bool) {
+	workers := min(runtime.GOMAXPROCS(0), len(order)/walkParallel)
+	if workers <= 1 {
+		t.checkRange(order, facts, dups)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (len(order) + workers - 1) / workers
+	for i := 0; i < len(order); i += per {
+		j := min(i+per, len(order))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.checkRange(order[i:j], facts[i:j], dups)
+		}()
+	}
+	wg.Wait()
+}
+
+func (t *Tree) checkRange(order []uint32, facts []leafFacts, dups bool) {
+	for j, l := range order {
+		if j+1 < len(order) {
+			// The next leaf's lines arrive while this one is checked.
+			asm.PrefetchLines(t.leaf(order[j+1]), t.g.stride)
+		}
+		facts[j] = t.checkLeaf(l, dups)
+	}
+}
+
+func (t *Tree) checkLeaf(l uint32, dups bool) leafFacts {
+	g := &t.g
+	p := t.leaf(l)
+	bm, lo := at(p, offBitmap), at(p, offLo)
+	var f leafFacts
+	var keys [MaxLeafSlots]uint64
+	for b := bm; b != 0; b &= b - 1 {
+		i := bits.TrailingZeros64(b)
+		k := g.key(p, i)
+		if k < lo {
+			f.err = fmt.Errorf("%w: leaf %d slot %d holds key %d, below the leaf's lower bound %d", ErrCorrupt, l, i, k, lo)
+			return f
+		}
+		if fp := *(*byte)(unsafe.Add(p, offFps+i)); fp != fingerprint(k) {
+			f.err = fmt.Errorf("%w: leaf %d slot %d has fingerprint %#02x, key %d hashes to %#02x", ErrCorrupt, l, i, fp, k, fingerprint(k))
+			return f
+		}
+		f.max = max(f.max, k)
+		keys[f.n] = k
+		f.n++
+	}
+	if dups && f.n > 1 {
+		s := keys[:f.n]
+		slices.Sort(s)
+		for j := 1; j < f.n; j++ {
+			if s[j] == s[j-1] {
+				f.err = fmt.Errorf("%w: leaf %d holds key %d twice", ErrCorrupt, l, s[j])
+				return f
+			}
+		}
+	}
+	return f
+}
