@@ -26,7 +26,7 @@ func TestLimits(t *testing.T) {
 	r, _ := persist.Anonymous(1<<20, nil)
 	for _, o := range []fptree.Options{
 		{Offset: math.MaxInt &^ 63}, {Offset: 1 << 20}, {Offset: (1 << 20) - 64}, {Offset: (1 << 20) - 128},
-		{Size: math.MaxInt}, {Size: 1<<20 + 1}, {Leaves: fptree.MaxLeaves}, {Leaves: math.MaxInt},
+		{Size: math.MaxInt}, {Size: 1<<20 + 1}, {Leaves: int(min(uint64(fptree.MaxLeaves), math.MaxInt))}, {Leaves: math.MaxInt},
 		{Leaves: 2, LeafSlots: 4, Offset: (1 << 20) - 384}, {Leaves: 2, LeafSlots: 4, Offset: (1 << 20) - 320},
 		{LeafSlots: 64, Group: 64}, {Size: 256 + 128, LeafSlots: 4}, {Size: 100},
 	} {
