@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -162,7 +163,15 @@ func Footprint(opts *Options) (int, error) {
 // Close (persist.Region.Claim): while an array, a walog log, a pagelog
 // store or anything else that claims is open on any of them, Create
 // fails with an error wrapping persist.ErrBusy and writes nothing.
-func Create(r *persist.Region, opts *Options) (_ *Array, err error) {
+func Create(r *persist.Region, opts *Options) (a *Array, err error) {
+	err = guard(r, func() error {
+		a, err = create(r, opts)
+		return err
+	})
+	return a, err
+}
+
+func create(r *persist.Region, opts *Options) (_ *Array, err error) {
 	off := opts.offset()
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
@@ -243,7 +252,15 @@ func newArray(r *persist.Region, off, size, count int, sum bool, release func())
 // claims the array's bytes as Create does (an open structure over them is
 // an error wrapping persist.ErrBusy); a failed Open leaves nothing
 // claimed.
-func Open(r *persist.Region, opts *Options) (*Array, error) {
+func Open(r *persist.Region, opts *Options) (a *Array, err error) {
+	err = guard(r, func() error {
+		a, err = open(r, opts)
+		return err
+	})
+	return a, err
+}
+
+func open(r *persist.Region, opts *Options) (*Array, error) {
 	off := opts.offset()
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
@@ -327,6 +344,13 @@ func (a *Array) copyAt(s uint64) int {
 // written, so after a crash the object is its old value (the selector
 // store did not reach the media) or its new one.
 func (a *Array) Update(i int, val []byte) error {
+	if err := a.r.Failed(); err != nil {
+		return err // no write the region could not make durable
+	}
+	return guard(a.r, func() error { return a.update(i, val) })
+}
+
+func (a *Array) update(i int, val []byte) error {
 	mem, o, err := a.object(i)
 	if err != nil {
 		return err
@@ -362,6 +386,14 @@ func (a *Array) Update(i int, val []byte) error {
 // the selector word: a mismatch is an error wrapping ErrCorrupt, and dst is
 // zeroed.
 func (a *Array) Read(i int, dst []byte) error {
+	err := guard(a.r, func() error { return a.read(i, dst) })
+	if errors.Is(err, persist.ErrMedia) && len(dst) == a.size {
+		clear(dst)
+	}
+	return err
+}
+
+func (a *Array) read(i int, dst []byte) error {
 	mem, o, err := a.object(i)
 	if err != nil {
 		return err
@@ -408,6 +440,10 @@ func (a *Array) mismatch(i int, w uint64, want uint32) error {
 // checksums has nothing to verify. Open does not do it: it reads the
 // header only.
 func (a *Array) Check() error {
+	return guard(a.r, a.check)
+}
+
+func (a *Array) check() error {
 	if a.closed.Load() {
 		return ErrClosed
 	}
@@ -416,6 +452,13 @@ func (a *Array) Check() error {
 		return persist.ErrClosed
 	}
 	if !a.sum {
+		// Nothing to verify but that the slots can be read: a load of
+		// every line, so that poisoned media is reported here.
+		var x byte
+		for o := a.first; o < a.end; o += 64 {
+			x |= mem[o]
+		}
+		runtime.KeepAlive(x)
 		return nil
 	}
 	for i := range a.count {
@@ -436,7 +479,15 @@ func (a *Array) Checksum() bool { return a.sum }
 // Updates returns the number of completed updates of object i (its
 // selector word; modulo 2^32 in a checksummed array); the active copy is
 // Updates() % 2.
-func (a *Array) Updates(i int) (uint64, error) {
+func (a *Array) Updates(i int) (n uint64, err error) {
+	err = guard(a.r, func() error {
+		n, err = a.updates(i)
+		return err
+	})
+	return n, err
+}
+
+func (a *Array) updates(i int) (uint64, error) {
 	mem, o, err := a.object(i)
 	if err != nil {
 		return 0, err

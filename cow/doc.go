@@ -40,6 +40,23 @@
 //	  a zeroed slot
 //	without Checksum: a flip in the active copy    returned as data (nothing to check)
 //
+// # Poisoned media, failed syncs
+//
+// Every call runs under persist.Guard, so unreadable media (poison, a file
+// truncated under its mapping) is an error, never a dead process:
+//
+//	what is unreadable                             what it costs
+//	the header's page                              Open and Create are persist.ErrMedia (a *persist.MediaError
+//	                                                 naming the range, matching ErrCorrupt); nothing claimed
+//	a page of slots                                its objects: Read (buffer zeroed), Update, Updates are
+//	                                                 ErrMedia, Check returns the first; every other object works
+//
+// Open reads the header only: Poisoned says up front which of the array's
+// bytes the region knows to be bad (the device's bad blocks, injected
+// poison). After a failed sync (persist.ErrSyncFailed, the region failed)
+// every Update returns that error without writing: none is acknowledged
+// after it; the object of the Update that met it is its old or new value.
+//
 // # Regions, claims, concurrency
 //
 // Create needs a writable region (ErrReadOnly before any store); Open

@@ -44,6 +44,7 @@ type Array struct {
 	nb     int  // FAMBs per object
 	ro     bool // the region is read-only
 	rolled int
+	lost   int // objects recovery could not read (poisoned media)
 
 	closed  atomic.Bool
 	release func() // of the area's claim on the region
@@ -134,7 +135,15 @@ func Footprint(opts *Options) (int, error) {
 // Close (persist.Region.Claim): while an array, a walog log, a pagelog
 // store or anything else that claims is open on any of them, Create
 // fails with an error wrapping persist.ErrBusy and writes nothing.
-func Create(r *persist.Region, opts *Options) (_ *Array, err error) {
+func Create(r *persist.Region, opts *Options) (a *Array, err error) {
+	err = guard(r, func() error {
+		a, err = create(r, opts)
+		return err
+	})
+	return a, err
+}
+
+func create(r *persist.Region, opts *Options) (_ *Array, err error) {
 	o := opts.area()
 	hb, err := arrayKind.Place(r, o.Offset)
 	if err != nil {
@@ -214,9 +223,20 @@ func Open(r *persist.Region, opts *Options) (*Array, error) {
 	return open(r, opts.area().Offset, true)
 }
 
-// open is Open; the crash tests open without recovery to show that the
-// simulator catches a FAM that ignores versions.
-func open(r *persist.Region, off int, recover bool) (_ *Array, err error) {
+// open is Open under persist.Guard: a poisoned header is a
+// *persist.MediaError. (Recovery guards its own scan: it goes on past a
+// poisoned object.)
+func open(r *persist.Region, off int, recover bool) (a *Array, err error) {
+	err = guard(r, func() error {
+		a, err = openGuarded(r, off, recover)
+		return err
+	})
+	return a, err
+}
+
+// openGuarded is Open; the crash tests open without recovery to show that
+// the simulator catches a FAM that ignores versions.
+func openGuarded(r *persist.Region, off int, recover bool) (_ *Array, err error) {
 	hb, err := arrayKind.Place(r, off)
 	if err != nil {
 		return nil, err
@@ -255,11 +275,46 @@ func open(r *persist.Region, off int, recover bool) (_ *Array, err error) {
 
 // recover rolls back every object that ran ahead, then fences once. In a
 // read-only region the first object that needs a rollback ends it, before
-// any store.
+// any store. An object on poisoned media is left as it is (its Read is
+// ErrMedia) and the scan goes on after it: a poisoned page costs the
+// objects on it, not the array.
 func (a *Array) recover() error {
-	mem := a.r.Bytes()
 	var bad error
-	for i := range a.count {
+	for i := 0; i < a.count; {
+		err := guard(a.r, func() error {
+			var err error
+			bad, err = a.rollForward(i)
+			return err
+		})
+		var me *persist.MediaError
+		if errors.As(err, &me) && me.Off >= int64(a.first) && me.Off < int64(a.end) {
+			// The objects on the unreadable range are lost to recovery;
+			// resume with the first one past it.
+			at := (int(me.Off) - a.first) / a.stride
+			_, hi := me.Range()
+			next := min(max(at+1, (int(hi)-a.first+a.stride-1)/a.stride), a.count)
+			a.lost += next - at
+			i = next
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	if a.rolled > 0 {
+		if err := a.r.Drain(); err != nil {
+			return err
+		}
+	}
+	return bad
+}
+
+// rollForward is recover's scan from object from on: it returns the first
+// bad object's error, or a flush's error.
+func (a *Array) rollForward(from int) (bad, err error) {
+	mem := a.r.Bytes()
+	for i := from; i < a.count; i++ {
 		o := a.first + i*a.stride
 		ws := a.blocksAt(mem, o)
 		m := versionsOf(ws)
@@ -278,16 +333,11 @@ func (a *Array) recover() error {
 		if rolled, _ := rollback(ws); rolled {
 			a.rolled++
 			if err := a.r.Flush(mem[o : o+a.nb*8]); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	if a.rolled > 0 {
-		if err := a.r.Drain(); err != nil {
-			return err
-		}
-	}
-	return bad
+	return bad, nil
 }
 
 func (a *Array) blocksAt(mem []byte, o int) []uint64 {
@@ -388,6 +438,13 @@ func (a *Array) badRead(i int, mem []byte, n int, what string, typed bool) error
 // for them. If a crash interrupts it, Open finds the object at its old or
 // its new value, never a mix.
 func (a *Array) Update(i int, val []byte) error {
+	if err := a.r.Failed(); err != nil {
+		return err // no write in place the region could not make durable
+	}
+	return guard(a.r, func() error { return a.update(i, val) })
+}
+
+func (a *Array) update(i int, val []byte) error {
 	mem := a.r.Bytes()
 	if uint(i) >= uint(a.count) || len(val) != a.size || len(mem) < a.end || a.ro || a.closed.Load() {
 		return a.badUpdate(i, mem, len(val), "value", false)
@@ -429,7 +486,16 @@ func (a *Array) checkStored(mem []byte, o int, val []byte) {
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 
 // Read copies the value of object i into dst (exactly Size() bytes).
+// On poisoned media it is a *persist.MediaError and dst is zeroed.
 func (a *Array) Read(i int, dst []byte) error {
+	err := guard(a.r, func() error { return a.read(i, dst) })
+	if err != nil && len(dst) == a.size && errors.Is(err, persist.ErrMedia) {
+		clear(dst)
+	}
+	return err
+}
+
+func (a *Array) read(i int, dst []byte) error {
 	mem := a.r.Bytes()
 	if uint(i) >= uint(a.count) || len(dst) != a.size || len(mem) < a.end || a.closed.Load() {
 		return a.badRead(i, mem, len(dst), "buffer", false)
@@ -460,6 +526,13 @@ func (a *Array) Read(i int, dst []byte) error {
 
 // Update16 is Update for arrays of 16-byte objects.
 func (a *Array) Update16(i int, v [16]byte) error {
+	if err := a.r.Failed(); err != nil {
+		return err
+	}
+	return guard(a.r, func() error { return a.update16(i, v) })
+}
+
+func (a *Array) update16(i int, v [16]byte) error {
 	mem := a.r.Bytes()
 	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end || a.ro || a.closed.Load() {
 		return a.badUpdate(i, mem, 16, "a [16]byte", true)
@@ -479,7 +552,15 @@ func (a *Array) Update16(i int, v [16]byte) error {
 }
 
 // Read16 is Read for arrays of 16-byte objects.
-func (a *Array) Read16(i int) ([16]byte, error) {
+func (a *Array) Read16(i int) (v [16]byte, err error) {
+	err = guard(a.r, func() error {
+		v, err = a.read16(i)
+		return err
+	})
+	return v, err
+}
+
+func (a *Array) read16(i int) ([16]byte, error) {
 	mem := a.r.Bytes()
 	if uint(i) >= uint(a.count) || a.size != 16 || len(mem) < a.end || a.closed.Load() {
 		return [16]byte{}, a.badRead(i, mem, 16, "a [16]byte", true)
@@ -496,6 +577,13 @@ func (a *Array) Read16(i int) ([16]byte, error) {
 // little-endian. (A lone uint64 needs no FAM, an aligned 8-byte store is
 // failure-atomic by itself; this is for values that sit in a FAM array.)
 func (a *Array) UpdateUint64(i int, v uint64) error {
+	if err := a.r.Failed(); err != nil {
+		return err
+	}
+	return guard(a.r, func() error { return a.updateUint64(i, v) })
+}
+
+func (a *Array) updateUint64(i int, v uint64) error {
 	mem := a.r.Bytes()
 	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end || a.ro || a.closed.Load() {
 		return a.badUpdate(i, mem, 8, "a uint64", true)
@@ -515,7 +603,15 @@ func (a *Array) UpdateUint64(i int, v uint64) error {
 }
 
 // Uint64 is Read for arrays of 8-byte objects.
-func (a *Array) Uint64(i int) (uint64, error) {
+func (a *Array) Uint64(i int) (v uint64, err error) {
+	err = guard(a.r, func() error {
+		v, err = a.uint64(i)
+		return err
+	})
+	return v, err
+}
+
+func (a *Array) uint64(i int) (uint64, error) {
 	mem := a.r.Bytes()
 	if uint(i) >= uint(a.count) || a.size != 8 || len(mem) < a.end || a.closed.Load() {
 		return 0, a.badRead(i, mem, 8, "a uint64", true)
@@ -530,8 +626,10 @@ func (a *Array) Uint64(i int) (uint64, error) {
 
 // Check verifies that every object's FAMBs share one version, as they do
 // after Open and between Updates. It returns the first violation, wrapping
-// ErrCorrupt.
-func (a *Array) Check() error {
+// ErrCorrupt; an object on poisoned media is a *persist.MediaError.
+func (a *Array) Check() error { return guard(a.r, a.check) }
+
+func (a *Array) check() error {
 	if a.closed.Load() {
 		return ErrClosed
 	}

@@ -50,6 +50,28 @@
 //	a complete redo record naming a foreign object ErrCorrupt (OpenLog, LogArray.Check)
 //	a flipped bit in a redo record                 the record looks torn: not replayed
 //
+// # Poisoned media, failed syncs
+//
+// Every call runs under persist.Guard, so unreadable media (poison, a file
+// truncated under its mapping) is an error, never a dead process; recovery
+// guards object by object (lane by lane) and goes on past what it cannot
+// read:
+//
+//	what is unreadable                             what it costs
+//	the header's page                              Open/OpenLog and Create/CreateLog are persist.ErrMedia (a
+//	                                                 *persist.MediaError naming the range); nothing claimed
+//	a page of objects                              those objects: not recovered (Unreadable counts them);
+//	                                                 Read (buffer zeroed), Update, Check are ErrMedia;
+//	                                                 every other object recovers and works
+//	a page of a LogArray lane                      that lane: not replayed (Unreadable); Read and Update of
+//	                                                 its objects are ErrMedia (an update a crash cut may
+//	                                                 have left one torn, and no record tells which)
+//
+// Poisoned says up front which of the array's bytes the region knows to be
+// bad. After a failed sync (persist.ErrSyncFailed, the region failed)
+// every Update returns that error without writing: none is acknowledged
+// after it; the object of the Update that met it is its old or new value.
+//
 // # Regions, claims, concurrency
 //
 // Create and CreateLog need a writable region (ErrReadOnly before any

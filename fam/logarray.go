@@ -63,6 +63,7 @@ type LogArray struct {
 	laneBytes int
 	lanes     []lane
 	replayed  int
+	lost      int  // lanes and records recovery could not read (poisoned media)
 	ro        bool // the region is read-only
 
 	closed  atomic.Bool
@@ -70,10 +71,11 @@ type LogArray struct {
 }
 
 type lane struct {
-	mu  sync.Mutex
-	pos int    // next record, from the lane's start
-	gen uint32 // non-zero
-	_   [64 - 8 - 8 - 4]byte
+	mu    sync.Mutex
+	pos   int    // next record, from the lane's start
+	media error  // the lane's log is on poisoned media: its updates fail with it
+	gen   uint32 // non-zero
+	_     [64 - 8 - 8 - 16 - 4]byte
 }
 
 // LogOptions say where a LogArray is, what it holds and how its redo logs
@@ -192,7 +194,15 @@ func LogFootprint(opts *LogOptions) (int, error) {
 // claims the array's bytes (LogFootprint) until Close: an open structure
 // over any of them is an error wrapping persist.ErrBusy, and nothing is
 // written.
-func CreateLog(r *persist.Region, opts *LogOptions) (_ *LogArray, err error) {
+func CreateLog(r *persist.Region, opts *LogOptions) (a *LogArray, err error) {
+	err = guard(r, func() error {
+		a, err = createLog(r, opts)
+		return err
+	})
+	return a, err
+}
+
+func createLog(r *persist.Region, opts *LogOptions) (_ *LogArray, err error) {
 	var o LogOptions
 	if opts != nil {
 		o = *opts
@@ -284,7 +294,15 @@ func (a *LogArray) laneOff(l int) int { return a.logs + l*a.laneBytes }
 // would reset as they are (Update then returns an error wrapping
 // persist.ErrReadOnly), and returns an error wrapping persist.ErrReadOnly
 // when an in-place write must be redone before the object can be read.
-func OpenLog(r *persist.Region, opts *LogOptions) (_ *LogArray, err error) {
+func OpenLog(r *persist.Region, opts *LogOptions) (a *LogArray, err error) {
+	err = guard(r, func() error {
+		a, err = openLog(r, opts)
+		return err
+	})
+	return a, err
+}
+
+func openLog(r *persist.Region, opts *LogOptions) (_ *LogArray, err error) {
 	var off int
 	if opts != nil {
 		off = opts.Offset
@@ -335,48 +353,9 @@ func (a *LogArray) recover() error {
 	mem := a.r.Bytes()
 	ends := make([]int, len(a.lanes))
 	for l := range a.lanes {
-		lo := a.laneOff(l)
-		gw := persist.Load64(mem[lo:])
-		gen := uint32(gw)
-		if gen == 0 || gw>>32 != 0 {
-			return fmt.Errorf("%w: lane %d has generation word %#x", ErrCorrupt, l, gw)
+		if err := a.replayLane(mem, l, &ends[l]); err != nil {
+			return err
 		}
-		for pos := laneHead; pos+a.rec <= a.laneBytes; pos += a.rec {
-			rec := mem[lo+pos : lo+pos+a.rec]
-			h := persist.Load64(rec)
-			if h == 0 || uint32(h>>32) != gen {
-				break // the end of this generation, or an older one
-			}
-			if int(h&0xffff) != a.rec {
-				return fmt.Errorf("%w: lane %d record at %d has length %d, want %d", ErrCorrupt, l, pos, h&0xffff, a.rec)
-			}
-			if popcount(rec[8:]) != int(h>>16&0xffff) {
-				break // torn: the update it logs never started in place
-			}
-			idx := binary.LittleEndian.Uint64(rec[8:])
-			if idx >= uint64(a.count) || int(idx%uint64(len(a.lanes))) != l {
-				return fmt.Errorf("%w: lane %d record at %d names object %d (the array holds %d in %d lanes)",
-					ErrCorrupt, l, pos, idx, a.count, len(a.lanes))
-			}
-			// Redo only what is not in place already (most records were
-			// applied before the crash): no needless write-back.
-			o := a.first + int(idx)*a.ostride
-			if !bytes.Equal(mem[o:o+a.size], rec[16:16+a.size]) {
-				if a.ro {
-					return fmt.Errorf("%w: lane %d record at %d redoes an unfinished update of object %d",
-						ErrReadOnly, l, pos, idx)
-				}
-				if err := a.r.Copy(mem[o:o+a.size], rec[16:16+a.size], persist.NoDrain); err != nil {
-					return err
-				}
-				a.replayed++
-			}
-			ends[l] = pos + a.rec
-		}
-		if ends[l] == 0 {
-			ends[l] = laneHead
-		}
-		a.lanes[l].gen, a.lanes[l].pos = gen, ends[l]
 	}
 	// The replayed values must be durable before a reset invalidates the
 	// records that carry them.
@@ -387,12 +366,95 @@ func (a *LogArray) recover() error {
 	}
 	for l := range a.lanes {
 		lo := a.laneOff(l)
-		if !a.ro && !zero(mem[lo+ends[l]:lo+a.laneBytes]) {
-			if err := a.reset(mem, l); err != nil {
-				return err
+		if a.lanes[l].media != nil {
+			continue
+		}
+		err := guard(a.r, func() error {
+			if !a.ro && !zero(mem[lo+ends[l]:lo+a.laneBytes]) {
+				return a.reset(mem, l)
 			}
+			return nil
+		})
+		if errors.Is(err, persist.ErrMedia) {
+			a.lanes[l].media = err
+			a.lost++
+			continue
+		}
+		if err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// replayLane replays lane l from its first record, under persist.Guard,
+// and sets *end where its valid records end. A lane on poisoned media is
+// lost to recovery (its updates then fail with the media error); a record
+// whose object is poisoned is skipped (the object stays unreadable).
+func (a *LogArray) replayLane(mem []byte, l int, end *int) error {
+	lo := a.laneOff(l)
+	pos := laneHead
+	for {
+		err := guard(a.r, func() error { return a.replayFrom(mem, l, &pos, end) })
+		var me *persist.MediaError
+		switch {
+		case !errors.As(err, &me):
+			return err
+		case me.Off >= int64(lo) && me.Off < int64(lo+a.laneBytes):
+			a.lanes[l].media, a.lanes[l].pos = err, laneHead
+			a.lost++
+			return nil
+		}
+		a.lost++
+		pos += a.rec
+	}
+}
+
+// replayFrom replays lane l's records from *pos on (which it advances
+// as it goes, so that a fault names the record it was at).
+func (a *LogArray) replayFrom(mem []byte, l int, pos, end *int) error {
+	lo := a.laneOff(l)
+	gw := persist.Load64(mem[lo:])
+	gen := uint32(gw)
+	if gen == 0 || gw>>32 != 0 {
+		return fmt.Errorf("%w: lane %d has generation word %#x", ErrCorrupt, l, gw)
+	}
+	for ; *pos+a.rec <= a.laneBytes; *pos += a.rec {
+		rec := mem[lo+*pos : lo+*pos+a.rec]
+		h := persist.Load64(rec)
+		if h == 0 || uint32(h>>32) != gen {
+			break // the end of this generation, or an older one
+		}
+		if int(h&0xffff) != a.rec {
+			return fmt.Errorf("%w: lane %d record at %d has length %d, want %d", ErrCorrupt, l, *pos, h&0xffff, a.rec)
+		}
+		if popcount(rec[8:]) != int(h>>16&0xffff) {
+			break // torn: the update it logs never started in place
+		}
+		idx := binary.LittleEndian.Uint64(rec[8:])
+		if idx >= uint64(a.count) || int(idx%uint64(len(a.lanes))) != l {
+			return fmt.Errorf("%w: lane %d record at %d names object %d (the array holds %d in %d lanes)",
+				ErrCorrupt, l, *pos, idx, a.count, len(a.lanes))
+		}
+		// Redo only what is not in place already (most records were
+		// applied before the crash): no needless write-back.
+		o := a.first + int(idx)*a.ostride
+		if !bytes.Equal(mem[o:o+a.size], rec[16:16+a.size]) {
+			if a.ro {
+				return fmt.Errorf("%w: lane %d record at %d redoes an unfinished update of object %d",
+					ErrReadOnly, l, *pos, idx)
+			}
+			if err := a.r.Copy(mem[o:o+a.size], rec[16:16+a.size], persist.NoDrain); err != nil {
+				return err
+			}
+			a.replayed++
+		}
+		*end = *pos + a.rec
+	}
+	if *end == 0 {
+		*end = laneHead
+	}
+	a.lanes[l].gen, a.lanes[l].pos = gen, *end
 	return nil
 }
 
@@ -461,6 +523,13 @@ func (a *LogArray) Replayed() int { return a.replayed }
 // bytes are written in place and fenced. If a crash interrupts it, OpenLog
 // finds the object at its old or its new value, never a mix.
 func (a *LogArray) Update(i int, val []byte) error {
+	if err := a.r.Failed(); err != nil {
+		return err // no record the region could not make durable
+	}
+	return guard(a.r, func() error { return a.update(i, val) })
+}
+
+func (a *LogArray) update(i int, val []byte) error {
 	if a.closed.Load() {
 		return ErrClosed
 	}
@@ -481,6 +550,9 @@ func (a *LogArray) Update(i int, val []byte) error {
 	ln := &a.lanes[l]
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
+	if ln.media != nil {
+		return ln.media
+	}
 	if ln.pos+a.rec > a.laneBytes {
 		if err := a.reset(mem, l); err != nil {
 			return err
@@ -506,8 +578,17 @@ func (a *LogArray) Update(i int, val []byte) error {
 	return nil
 }
 
-// Read copies the value of object i into dst (exactly Size() bytes).
+// Read copies the value of object i into dst (exactly Size() bytes). On
+// poisoned media it is a *persist.MediaError and dst is zeroed.
 func (a *LogArray) Read(i int, dst []byte) error {
+	err := guard(a.r, func() error { return a.read(i, dst) })
+	if err != nil && len(dst) == a.size && errors.Is(err, persist.ErrMedia) {
+		clear(dst)
+	}
+	return err
+}
+
+func (a *LogArray) read(i int, dst []byte) error {
 	if a.closed.Load() {
 		return ErrClosed
 	}
@@ -521,6 +602,12 @@ func (a *LogArray) Read(i int, dst []byte) error {
 	if len(mem) < a.end {
 		return persist.ErrClosed
 	}
+	if err := a.lanes[i%len(a.lanes)].media; err != nil {
+		// Its lane could not be replayed: an update a crash interrupted
+		// in place may have left this object torn, with no record to
+		// tell. Nothing unvouched for is returned as data.
+		return err
+	}
 	o := a.first + i*a.ostride
 	copy(dst, mem[o:o+a.size])
 	return nil
@@ -532,8 +619,11 @@ func (a *LogArray) Read(i int, dst []byte) error {
 // OpenLog leaves lanes it would reset as they are), and that each object
 // whose latest record is still in its lane holds that record's bytes in
 // place. It returns the first violation, wrapping ErrCorrupt. Like Read,
-// it must not run concurrently with an Update.
-func (a *LogArray) Check() error {
+// it must not run concurrently with an Update. A lane or an object on
+// poisoned media is a *persist.MediaError.
+func (a *LogArray) Check() error { return guard(a.r, a.check) }
+
+func (a *LogArray) check() error {
 	if a.closed.Load() {
 		return ErrClosed
 	}
@@ -542,6 +632,9 @@ func (a *LogArray) Check() error {
 		return persist.ErrClosed
 	}
 	for l := range a.lanes {
+		if a.lanes[l].media != nil {
+			return a.lanes[l].media
+		}
 		if err := a.checkLane(mem, l); err != nil {
 			return err
 		}

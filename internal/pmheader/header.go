@@ -267,8 +267,14 @@ func (k *Kind) Claim(r *persist.Region, off, n int) (release func(), err error) 
 }
 
 // ReleaseOnError calls release when *err is not nil: the deferred cleanup
-// of a Create or Open that failed after its Claim.
+// of a Create or Open that failed after its Claim. It also releases when
+// a panic goes through — a fault on poisoned media that persist.Guard
+// turns into an error further up — and lets the panic go on.
 func ReleaseOnError(release func(), err *error) {
+	if p := recover(); p != nil {
+		release()
+		panic(p)
+	}
 	if *err != nil {
 		release()
 	}
