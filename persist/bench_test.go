@@ -110,3 +110,26 @@ func BenchmarkFlush(b *testing.B) {
 	}
 	r.Drain()
 }
+
+var guardSink byte
+
+// BenchmarkGuard is the fixed cost of Guard: one load bare, and the same
+// load inside Guard (what a structure that guards each operation pays).
+func BenchmarkGuard(b *testing.B) {
+	r, err := persist.Anonymous(4096, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	mem := r.Bytes()
+	b.Run("bare", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			guardSink += mem[i&4095]
+		}
+	})
+	b.Run("guarded", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			_ = r.Guard(func() error { guardSink += mem[i&4095]; return nil })
+		}
+	})
+}
