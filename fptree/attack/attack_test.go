@@ -1,11 +1,9 @@
 package attack
 
 import (
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/braid-pm/braid/fptree"
@@ -69,10 +67,9 @@ func TestTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, _ := fptree.Create(r, &fptree.Options{LeafSlots: 8})
-	for k := uint64(0); k < 100000; k++ {
+	for k := uint64(0); k < 2000; k++ { // a few hundred leaves of 8
 		if err := tr.Put(k*31, k); err != nil {
-			t.Log(err)
-			break
+			t.Fatal(err)
 		}
 	}
 	tr.Close()
@@ -85,7 +82,9 @@ func TestTruncated(t *testing.T) {
 				return err
 			}
 			defer r.Close()
-			_, err = fptree.Open(r, nil)
+			if _, err = fptree.Open(r, nil); err == nil {
+				t.Errorf("truncated to %d bytes: Open succeeded", n)
+			}
 			return err
 		})
 	}
@@ -98,53 +97,4 @@ func TestTwice(t *testing.T) {
 	try(t, "overlap", func() error { _, err := fptree.Create(r, &fptree.Options{Offset: 1 << 18}); return err })
 	try(t, "after", func() error { _, err := fptree.Create(r, &fptree.Options{Offset: 1 << 19}); return err })
 	tr.Close()
-}
-
-func TestCloseConcurrent(t *testing.T) {
-	for round := 0; round < 20; round++ {
-		r, _ := persist.Anonymous(8<<20, nil)
-		tr, _ := fptree.Create(r, &fptree.Options{LeafSlots: 4})
-		var wg sync.WaitGroup
-		for w := 0; w < 4; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() {
-					if p := recover(); p != nil {
-						t.Errorf("panic: %v", p)
-					}
-				}()
-				for k := uint64(w); ; k += 4 {
-					var err error
-					switch k % 3 {
-					case 0:
-						err = tr.Put(k%5000, k)
-					case 1:
-						_, err = tr.Delete((k / 2) % 5000)
-					default:
-						err = tr.Scan(k%5000, k%5000+100, func(k, v uint64) bool { return true })
-					}
-					if err != nil {
-						if !errors.Is(err, fptree.ErrClosed) {
-							t.Errorf("err %v", err)
-						}
-						return
-					}
-				}
-			}()
-		}
-		for i := 0; i < 20000; i++ {
-			tr.Get(uint64(i))
-		}
-		tr.Close()
-		wg.Wait()
-		tr2, err := fptree.Open(r, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr2.Check(); err != nil {
-			t.Fatal(err)
-		}
-		tr2.Close()
-	}
 }
