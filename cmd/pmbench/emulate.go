@@ -30,6 +30,15 @@ func (c *config) validateDevice() error {
 			return fmt.Errorf("-device: %v", err)
 		}
 	}
+	if c.mode == "scaling" {
+		spec := c.device
+		if spec == "" {
+			spec = os.Getenv("BRAID_DEVICE")
+		}
+		if d, err := persist.OpenDevice(spec, nil); spec == "" || (err == nil && !d.Emulating()) {
+			return fmt.Errorf("-mode scaling measures emulated devices: give -device NAME (%s; not dram) or set BRAID_DEVICE", deviceNames())
+		}
+	}
 	if c.plot != "" {
 		if c.mode != "device" {
 			return fmt.Errorf("-plot draws the device mode's curves: not with -mode %s", c.mode)
@@ -128,12 +137,12 @@ func curveField(m *persist.Model, op, pattern string) *[]persist.Level {
 	return &m.Write
 }
 
-// emulationReport adds, on an emulated device, the table that compares
-// each measured curve with the profile's, and draws -plot.
+// emulationReport adds, in device mode on an emulated device, the table
+// that compares each measured curve with the profile's, and draws -plot.
 func (b *bench) emulationReport() error {
 	dev := b.r.Device()
 	points := pointsOf(b.results)
-	if dev.Emulating() {
+	if dev.Emulating() && b.cfg.mode == "device" {
 		prof := dev.Profile()
 		tab := &table{
 			title:  fmt.Sprintf("emulated device %s: measured bandwidth against the profile's (GB/s; within %.0f%%?)", dev.Name(), 100*deviceTolerance),

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,6 +62,8 @@ func TestDeviceFlags(t *testing.T) {
 		{[]string{"-device", filepath.Join(dir, "missing.json")}, "-device: "},
 		{[]string{"-plot", filepath.Join(dir, "missing")}, "-plot "},
 		{[]string{"-mode", "copy", "-plot", dir}, "-plot draws the device mode's curves"},
+		{[]string{"-mode", "scaling"}, "-mode scaling measures emulated devices"},
+		{[]string{"-mode", "scaling", "-device", "dram"}, "-mode scaling measures emulated devices"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), append(tc.args, "-file", filepath.Join(dir, "bench.pm")), &out, &errOut)
@@ -69,4 +73,40 @@ func TestDeviceFlags(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries)
+}
+
+// TestScalingRun: -mode scaling runs the device's load on 1, 2 and 4
+// emulated devices and reports each count's bandwidth (the figures are
+// the README's, measured on a slowed device; here only that every device
+// count was measured).
+func TestScalingRun(t *testing.T) {
+	t.Setenv("BRAID_DEVICE", "")
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{
+		"-mode", "scaling", "-force-pmem", "-file", filepath.Join(dir, "bench.pm"), "-size", "8M", "-duration", "5ms",
+		"-device", "optane-1dimm", "-json",
+	}, &out, &errOut)
+	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	var rep struct {
+		Results []persist.Point `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	seen := map[string]bool{}
+	for _, p := range rep.Results {
+		require.Positive(t, p.GBs, "%+v", p)
+		seen[p.Op+" "+p.Pattern] = true
+		switch p.Op {
+		case "write-nt":
+			require.Zero(t, p.Threads%4, "4 writers per device (optane-1dimm's write peak): %+v", p)
+		case "read":
+			require.Zero(t, p.Threads%6, "6 readers per device (its read peak): %+v", p)
+		}
+	}
+	for _, k := range []string{"1", "2", "4"} {
+		for _, w := range []string{"write-nt %s-devices", "read %s-devices", "read %s-devices-mixed", "write-nt %s-devices-mixed"} {
+			require.True(t, seen[fmt.Sprintf(w, k)], "%s: %v", fmt.Sprintf(w, k), seen)
+		}
+	}
+	require.Len(t, rep.Results, 12)
 }

@@ -65,6 +65,18 @@ type group struct {
 	// bytes; it keeps its per-thread state itself, indexed by t.
 	name   string
 	access func(t, off int, buf []byte) error
+
+	// r is the region the group accesses (nil: the bench's, the -file's):
+	// the scaling mode gives each emulated device its own.
+	r *persist.Region
+}
+
+// region is the region g accesses: its own, else def.
+func (g *group) region(def *persist.Region) *persist.Region {
+	if g.r != nil {
+		return g.r
+	}
+	return def
 }
 
 // opName is the group's op as it is recorded in the points.
@@ -282,11 +294,12 @@ func (b *bench) runGroups(groups []group, d time.Duration, timed bool) ([]sample
 	)
 	for gi := range groups {
 		g := &groups[gi]
-		if g.threads < 1 || g.size < 1 || g.lo < 0 || g.hi > len(b.mem) || (g.hi-g.lo)/g.threads < g.stride() {
+		r := g.region(b.r)
+		if g.threads < 1 || g.size < 1 || g.lo < 0 || g.hi > len(r.Bytes()) || (g.hi-g.lo)/g.threads < g.stride() {
 			return nil, fmt.Errorf("internal error: bad group %v over [%d, %d)", *g, g.lo, g.hi)
 		}
 		for t := range g.threads {
-			w := newWorker(g, gi, t, b.r, timed, b.clock)
+			w := newWorker(g, gi, t, r, timed, b.clock)
 			workers[gi] = append(workers[gi], w)
 			ready.Add(1)
 			done.Add(1)
@@ -299,7 +312,7 @@ func (b *bench) runGroups(groups []group, d time.Duration, timed bool) ([]sample
 				// A -file truncated by another program under the
 				// mapping faults: an error naming the offset, and the
 				// file is removed, instead of a dead process.
-				err := b.r.Guard(func() error {
+				err := r.Guard(func() error {
 					w.loop(&stop)
 					return nil
 				})
