@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"strings"
+	"time"
 
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/sort"
@@ -10,6 +11,14 @@ import (
 
 // deviceNames lists the shipped device profiles for the flag's help.
 func deviceNames() string { return strings.Join(persist.DeviceNames(), ", ") }
+
+// deviceOptions: a sort's phases last from tens of milliseconds to many
+// seconds, so its devices take a deeper token bucket than persist's
+// default (2 ms): a lane idle for a while may run 10 ms ahead, which
+// absorbs the late wake-ups of a loaded host (a sleeping sorter goroutine
+// woken a few ms late no longer loses that time) and gives each phase
+// change at most 10 ms of free device time.
+var deviceOptions = &persist.DeviceOptions{Burst: 10 * time.Millisecond}
 
 // applyDevice puts the emulated device of -device (else BRAID_DEVICE) into
 // o: a fresh device for each sorter, so that one mode's runs do not charge
@@ -24,7 +33,7 @@ func (f *sortFlags) applyDevice(o *sort.Options) error {
 	if spec == "" {
 		return nil
 	}
-	dev, err := persist.OpenDevice(spec, nil)
+	dev, err := persist.OpenDevice(spec, deviceOptions)
 	if err != nil {
 		return usagef("%s: %v", from, err)
 	}
