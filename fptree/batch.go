@@ -46,19 +46,37 @@ func (t *Tree) GetBatch(keys, vals []uint64, found []bool) error {
 	if err := t.readable(); err != nil {
 		return err
 	}
-	var r coro.Ring[getOp]
-	r.Reset(t.group, len(keys))
-	for r.Round() {
-		for s, op, ok := r.Next(); ok; s, op, ok = r.Next() {
-			if op >= 0 {
-				*s = getOp{k: keys[op], i: op}
+	err := guard(t.r, func() error {
+		if len(t.lost) > 0 {
+			return t.lost[0].err // key by key, below
+		}
+		var r coro.Ring[getOp]
+		r.Reset(t.group, len(keys))
+		for r.Round() {
+			for s, op, ok := r.Next(); ok; s, op, ok = r.Next() {
+				if op >= 0 {
+					*s = getOp{k: keys[op], i: op}
+				}
+				if t.getStep(s, vals, found) {
+					r.Done()
+				}
 			}
-			if t.getStep(s, vals, found) {
-				r.Done()
+		}
+		return nil
+	})
+	if isMedia(err) {
+		// A key on poisoned media: look every key up alone, so that the
+		// others are found, and return the first media error.
+		err = nil
+		for i, k := range keys {
+			v, ok, e := t.Get(k)
+			vals[i], found[i] = v, ok
+			if e != nil && err == nil {
+				err = e
 			}
 		}
 	}
-	return nil
+	return err
 }
 
 // getStep runs the next stage of s and reports whether the lookup is done.
@@ -183,14 +201,24 @@ type groupLeaf struct {
 //
 // After a crash during PutBatch each of its keys holds its old value (or
 // is absent) or its new one; the batch is not atomic. When PutBatch fails
-// (ErrFull: a leaf had to split and no leaf was free) the keys it could
-// put are durable and the others unchanged; Get tells which.
+// (ErrFull: a leaf had to split and no leaf was free; persist.ErrMedia: a
+// leaf on poisoned media) the keys it could put are durable and the
+// others unchanged; Get tells which.
 func (t *Tree) PutBatch(keys, vals []uint64) error {
 	if len(vals) < len(keys) {
 		return fmt.Errorf("%w: PutBatch of %d keys with %d values", ErrInvalid, len(keys), len(vals))
 	}
 	if err := t.writable(); err != nil {
 		return err
+	}
+	if len(t.lost) > 0 {
+		// Open lost keys to poisoned media: Put refuses each of them.
+		for i, k := range keys {
+			if err := t.Put(k, vals[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	var (
 		r     coro.Ring[putOp]
@@ -203,7 +231,11 @@ func (t *Tree) PutBatch(keys, vals []uint64) error {
 		end := min(start+g, len(keys))
 		var err error
 		gr.leaves, gr.nup = gls[:0], 0
-		later, err = t.putGroup(&r, &gr, keys, vals, start, end, later[:0])
+		err = guard(t.r, func() error {
+			var err error
+			later, err = t.putGroup(&r, &gr, keys, vals, start, end, later[:0])
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -233,6 +265,12 @@ func (t *Tree) putGroup(r *coro.Ring[putOp], gr *group, keys, vals []uint64, sta
 	}
 	var err error
 	staged := false // something of the group awaits the first fence
+	committing := false
+	defer func() {
+		if !committing {
+			t.unlockGroup(gr.leaves) // an error, or a fault (poisoned media) on the way
+		}
+	}()
 	r.Reset(t.group, n)
 	for r.Round() {
 		for s, op, ok := r.Next(); ok; s, op, ok = r.Next() {
@@ -259,9 +297,8 @@ func (t *Tree) putGroup(r *coro.Ring[putOp], gr *group, keys, vals []uint64, sta
 		}
 	}
 	if err == nil {
+		committing = true // commitGroup unlocks
 		err = t.commitGroup(gr, staged)
-	} else {
-		t.unlockGroup(gr.leaves)
 	}
 	sortInts(later)
 	return later, err

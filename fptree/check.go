@@ -12,7 +12,9 @@ import "fmt"
 // none both (no orphan), and Len is the number of keys. Damage is an error
 // wrapping ErrCorrupt. Check must not run concurrently with Put, Delete
 // or PutBatch (readers may run).
-func (t *Tree) Check() error {
+func (t *Tree) Check() error { return guard(t.r, t.check) }
+
+func (t *Tree) check() error {
 	if err := t.readable(); err != nil {
 		return err
 	}
@@ -28,6 +30,9 @@ func (t *Tree) Check() error {
 	c, err := t.walk(false, true)
 	if err != nil {
 		return err
+	}
+	if len(c.lost) > 0 {
+		return c.lost[0].err // poisoned media: what Open lost, or what went bad since
 	}
 	if err := t.checkNodes(c); err != nil {
 		return err

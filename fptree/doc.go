@@ -55,6 +55,29 @@
 // it walks (Check lists what) and reports damage as ErrCorrupt, never as
 // data; a header of another kind is ErrBadFormat, zeros are ErrNoTree.
 //
+// # Poisoned media, failed syncs
+//
+// Every operation runs under persist.Guard: unreadable media (poison, a
+// file truncated under its mapping) is a *persist.MediaError
+// (persist.ErrMedia, matching ErrCorrupt) for the operation that touched
+// it, never a dead process; the other leaves go on serving.
+//
+//	what is unreadable                      what it costs
+//	the header's page (header, micro logs,  Open and Create are ErrMedia
+//	  the head leaf)
+//	a leaf's keys (its first line reads)    its key range [its lower bound, the next leaf's): Get, Put,
+//	                                          Delete of those keys ErrMedia, a scan stops there; the
+//	                                          rest is served and changes
+//	a leaf's first line                     the chain is cut: the keys above the last key read before
+//	                                          it are lost (ErrMedia), and splits are refused (ErrMedia:
+//	                                          the leaves past the cut cannot be told from free ones)
+//	a page poisoned while the tree is open  the operations that touch it are ErrMedia, nothing else
+//
+// Lost lists the key ranges Open lost, Poisoned the area's bytes the region
+// knows to be bad; Check reports the damage. After a failed sync
+// (persist.ErrSyncFailed) every change returns that error before it
+// writes: none is acknowledged after it.
+//
 // # Concurrency
 //
 // All methods may run concurrently from many goroutines, except Check,

@@ -14,6 +14,20 @@ func (t *Tree) Get(k uint64) (v uint64, ok bool, err error) {
 	if err := t.readable(); err != nil {
 		return 0, false, err
 	}
+	if err := t.lostKey(k); err != nil {
+		return 0, false, err
+	}
+	err = guard(t.r, func() error {
+		v, ok = t.get(k)
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return v, ok, nil
+}
+
+func (t *Tree) get(k uint64) (v uint64, ok bool) {
 	for {
 		l := t.root.Load().leafOf(k)
 		m := &t.meta[l]
@@ -27,7 +41,7 @@ func (t *Tree) Get(k uint64) (v uint64, ok bool, err error) {
 			v = t.g.val(p, i)
 		}
 		if m.ver.Load() == ver {
-			return v, i >= 0, nil
+			return v, i >= 0
 		}
 	}
 }
@@ -64,19 +78,27 @@ func (t *Tree) Put(k, v uint64) error {
 	if err := t.writable(); err != nil {
 		return err
 	}
+	if err := t.lostKey(k); err != nil {
+		return err
+	}
 	l, m, err := t.lockLeaf(k)
 	if err != nil {
 		return err
 	}
-	p := t.leaf(l)
-	bm := at(p, offBitmap)
-	if i, _ := t.g.find(p, bm, k); i >= 0 {
-		err := t.update(p, i, v)
-		m.unlock()
-		return err
-	}
-	if bm != t.g.full {
-		err := t.insert(p, bm, k, v)
+	full := false
+	err = guard(t.r, func() error {
+		p := t.leaf(l)
+		bm := at(p, offBitmap)
+		if i, _ := t.g.find(p, bm, k); i >= 0 {
+			return t.update(p, i, v)
+		}
+		if bm != t.g.full {
+			return t.insert(p, bm, k, v)
+		}
+		full = true
+		return nil
+	})
+	if !full || err != nil {
 		m.unlock()
 		return err
 	}
@@ -151,19 +173,25 @@ func (t *Tree) Delete(k uint64) (bool, error) {
 	if err := t.writable(); err != nil {
 		return false, err
 	}
+	if err := t.lostKey(k); err != nil {
+		return false, err
+	}
 	l, m, err := t.lockLeaf(k)
 	if err != nil {
 		return false, err
 	}
-	p := t.leaf(l)
-	bm := at(p, offBitmap)
-	i, _ := t.g.find(p, bm, k)
-	if i < 0 {
-		m.unlock()
-		return false, nil
-	}
-	bm &^= 1 << i
-	if err := t.commit(p, bm); err != nil {
+	var bm uint64
+	i := -1
+	err = guard(t.r, func() error {
+		p := t.leaf(l)
+		bm = at(p, offBitmap)
+		if i, _ = t.g.find(p, bm, k); i < 0 {
+			return nil
+		}
+		bm &^= 1 << i
+		return t.commit(p, bm)
+	})
+	if i < 0 || err != nil {
 		m.unlock()
 		return false, err
 	}

@@ -23,8 +23,12 @@ import (
 // are clear (Put and Delete then return an error wrapping
 // persist.ErrReadOnly) and returns an error wrapping persist.ErrReadOnly
 // for one a crash left in the middle of a split or a free.
-func Open(r *persist.Region, opts *Options) (*Tree, error) {
-	return open(r, opts, correct)
+func Open(r *persist.Region, opts *Options) (t *Tree, err error) {
+	err = guard(r, func() error {
+		t, err = open(r, opts, correct)
+		return err
+	})
+	return t, err
 }
 
 // open is Open with a protocol variant for recovery (the crash tests').
@@ -206,5 +210,6 @@ func (t *Tree) adopt(c chain) {
 	}
 	slices.Reverse(t.free) // the lowest first
 	t.count.Store(int64(c.keys))
+	t.lost, t.cut = c.lost, c.cut
 	t.root.Store(build(c.los, c.leaves, t.fan))
 }

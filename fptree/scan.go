@@ -19,14 +19,16 @@ import (
 // was absent throughout, in ascending order, but not one snapshot of the
 // whole range. An Iterator is not safe for concurrent use.
 type Iterator struct {
-	t    *Tree
-	cur  uint64 // the lowest key not yet looked for
-	to   uint64
-	done bool
-	buf  []pair
-	pos  int
-	k, v uint64
-	err  error
+	t     *Tree
+	cur   uint64 // the lowest key not yet looked for
+	to    uint64
+	done  bool
+	buf   []pair
+	pos   int
+	k, v  uint64
+	err   error
+	from  uint64 // where the range starts
+	empty bool   // the range is empty (from > to)
 }
 
 type pair struct{ k, v uint64 }
@@ -35,20 +37,36 @@ type pair struct{ k, v uint64 }
 // (Iter(0, math.MaxUint64) is the whole tree). from > to is an empty
 // range.
 func (t *Tree) Iter(from, to uint64) *Iterator {
-	return &Iterator{t: t, cur: from, to: to, done: from > to, buf: make([]pair, 0, MaxLeafSlots)}
+	return &Iterator{t: t, cur: from, to: to, from: from, done: from > to, empty: from > to, buf: make([]pair, 0, MaxLeafSlots)}
 }
 
 // Next advances to the next key and reports whether there is one; false
 // at the end of the range or on an error (Err).
+//
+// A leaf on poisoned media ends the walk with its *persist.MediaError
+// (the keys before it were returned); so do keys Open lost (Lost): the
+// walk ends where they start, or at the end of a range that reaches the
+// keys a cut chain lost.
 func (it *Iterator) Next() bool {
 	for it.pos >= len(it.buf) {
-		if it.done || it.err != nil {
+		if it.err != nil {
+			return false
+		}
+		if it.done {
+			if !it.empty {
+				it.err = it.t.lostIn(it.from, it.to)
+			}
+			return false
+		}
+		if it.err = it.t.lostKey(it.cur); it.err != nil {
 			return false
 		}
 		if it.err = it.t.readable(); it.err != nil {
 			return false
 		}
-		it.fill()
+		if it.err = guard(it.t.r, func() error { it.fill(); return nil }); it.err != nil {
+			return false
+		}
 	}
 	e := it.buf[it.pos]
 	it.pos++

@@ -1,6 +1,7 @@
 package fptree
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -44,7 +45,34 @@ func (t *Tree) splitInsert(l uint32, m *leafMeta, k, v uint64) error {
 	}
 	mn := &t.meta[n]
 	mn.lock()
-	sep, err := t.split(l, n)
+	if err := t.lostLeaves(); err != nil {
+		t.free = append(t.free, n)
+		mn.unlock()
+		t.smu.Unlock()
+		m.unlock()
+		return err
+	}
+	var sep uint64
+	err = guard(t.r, func() error {
+		var err error
+		sep, err = t.split(l, n)
+		return err
+	})
+	if isMedia(err) && !t.splitLogged() {
+		// A fault on poisoned media before the log was set (reading l,
+		// writing n): the chain is as it was. n goes back to the free
+		// leaves unless the fault was in n (then it stays out until
+		// Open).
+		var me *persist.MediaError
+		lo := int64(t.off+leavesOff) + int64(n)*int64(t.g.stride)
+		if errors.As(err, &me) && (me.Off < lo || me.Off >= lo+int64(t.g.stride)) {
+			t.free = append(t.free, n)
+		}
+		mn.unlock()
+		t.smu.Unlock()
+		m.unlock()
+		return err
+	}
 	if err != nil {
 		err = t.fail(err)
 	} else {
@@ -59,11 +87,22 @@ func (t *Tree) splitInsert(l uint32, m *leafMeta, k, v uint64) error {
 		if k >= sep {
 			p = t.leaf(n)
 		}
-		err = t.insert(p, at(p, offBitmap), k, v)
+		err = guard(t.r, func() error { return t.insert(p, at(p, offBitmap), k, v) })
 	}
 	mn.unlock()
 	m.unlock()
 	return err
+}
+
+// splitLogged reports whether the split log word is set (or cannot be
+// read): a split that failed then may have changed the chain.
+func (t *Tree) splitLogged() bool {
+	set := true
+	_ = guard(t.r, func() error {
+		set = persist.Load64(t.logWordBytes(0)) != 0
+		return nil
+	})
+	return set
 }
 
 // split moves the upper half of the full leaf l into the free leaf n and
@@ -140,48 +179,61 @@ func (t *Tree) split(l, n uint32) (uint64, error) {
 // log {s, p} is made durable (fence 1), p's next becomes s's next (one
 // 8-byte store, fence 2), the log is cleared (fence 3); s joins the free
 // leaves only then. Recovery of a set log finishes the unlink.
+//
+// It runs under persist.Guard, its locks released by defers: a
+// predecessor on poisoned media is a *persist.MediaError, and the empty
+// leaf stays linked (harmless; Open unlinks it).
 func (t *Tree) freeLeaf(s uint32) error {
-	ms := &t.meta[s]
 	for range 8 {
-		lo := ms.lo.Load()
-		if lo == 0 || lo > ms.hi.Load() {
-			return nil // the head leaf, or freed already
+		again := false
+		err := guard(t.r, func() error {
+			var err error
+			again, err = t.tryFree(s)
+			return err
+		})
+		if !again || err != nil {
+			return err
 		}
-		p := t.root.Load().leafOf(lo - 1)
-		mp := &t.meta[p]
-		mp.lock()
-		if t.closed.Load() {
-			mp.unlock()
-			return nil // the empty leaf stays linked: Open unlinks it
-		}
-		if !mp.covers(lo-1) || mp.hi.Load() != lo-1 || at(t.leaf(p), offNext) != uint64(s) {
-			mp.unlock()
-			continue // the chain moved under us: look again
-		}
-		ms.lock()
-		if ms.lo.Load() != lo || at(t.leaf(s), offBitmap) != 0 {
-			ms.unlock()
-			mp.unlock()
-			return nil // refilled
-		}
-		t.smu.Lock()
-		err := t.unlink(p, s)
-		if err != nil {
-			err = t.fail(err)
-		} else if root, ok := withoutLeaf(t.root.Load(), lo, s); !ok {
-			err = t.fail(fmt.Errorf("%w: the inner nodes do not hold leaf %d at key %d", ErrCorrupt, s, lo))
-		} else {
-			t.root.Store(root)
-			mp.hi.Store(ms.hi.Load())
-			ms.setFree()
-			t.free = append(t.free, s)
-		}
-		t.smu.Unlock()
-		ms.unlock()
-		mp.unlock()
-		return err
 	}
 	return nil // still moving: the empty leaf stays linked, harmless; Open unlinks it
+}
+
+// tryFree is one attempt of freeLeaf; again when the chain moved under it.
+func (t *Tree) tryFree(s uint32) (again bool, err error) {
+	ms := &t.meta[s]
+	lo := ms.lo.Load()
+	if lo == 0 || lo > ms.hi.Load() {
+		return false, nil // the head leaf, or freed already
+	}
+	p := t.root.Load().leafOf(lo - 1)
+	mp := &t.meta[p]
+	mp.lock()
+	defer mp.unlock()
+	if t.closed.Load() {
+		return false, nil // the empty leaf stays linked: Open unlinks it
+	}
+	if !mp.covers(lo-1) || mp.hi.Load() != lo-1 || at(t.leaf(p), offNext) != uint64(s) {
+		return true, nil // the chain moved under us: look again
+	}
+	ms.lock()
+	defer ms.unlock()
+	if ms.lo.Load() != lo || at(t.leaf(s), offBitmap) != 0 {
+		return false, nil // refilled
+	}
+	t.smu.Lock()
+	defer t.smu.Unlock()
+	if err := t.unlink(p, s); err != nil {
+		return false, t.fail(err)
+	}
+	root, ok := withoutLeaf(t.root.Load(), lo, s)
+	if !ok {
+		return false, t.fail(fmt.Errorf("%w: the inner nodes do not hold leaf %d at key %d", ErrCorrupt, s, lo))
+	}
+	t.root.Store(root)
+	mp.hi.Store(ms.hi.Load())
+	ms.setFree()
+	t.free = append(t.free, s)
+	return false, nil
 }
 
 func (t *Tree) unlink(p, s uint32) error {

@@ -49,6 +49,13 @@ type Tree struct {
 	// keepEmpty (tests): a Delete that empties its leaf leaves it linked,
 	// as a crash between the delete and the free does, for Open to unlink.
 	keepEmpty bool
+
+	// What Open could not read (media.go): the key ranges lost to
+	// poisoned leaves, ascending, and whether the chain was cut (then
+	// the last range runs to the largest key and no leaf is allocated).
+	// Set by Open only.
+	lost []lostRange
+	cut  bool
 }
 
 // leafMeta is a leaf's DRAM companion: its version lock and its key range.
@@ -132,7 +139,15 @@ func (t *Tree) logWordBytes(w int) []byte {
 // open structure over any of its bytes is an error wrapping
 // persist.ErrBusy, and nothing is written. A read-only or closed region is
 // an error wrapping persist.ErrReadOnly or persist.ErrClosed.
-func Create(r *persist.Region, opts *Options) (_ *Tree, err error) {
+func Create(r *persist.Region, opts *Options) (t *Tree, err error) {
+	err = guard(r, func() error {
+		t, err = create(r, opts)
+		return err
+	})
+	return t, err
+}
+
+func create(r *persist.Region, opts *Options) (_ *Tree, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -269,6 +284,9 @@ func (t *Tree) writable() error {
 	}
 	if err := t.r.Writable(); err != nil {
 		return regionErr(err, "a change")
+	}
+	if err := t.r.Failed(); err != nil {
+		return err // a failed sync: no change the region could not make durable
 	}
 	return nil
 }

@@ -37,4 +37,8 @@ const (
 	// walkUnlinkUnflushed does not flush recovery's unlink of an empty
 	// leaf: the leaf is free in DRAM while the media still links it.
 	walkUnlinkUnflushed
+	// poisonAsEnd takes a leaf whose first line faults (poisoned media)
+	// for the end of the chain: the keys after it are silently absent,
+	// the damage mistaken for "empty".
+	poisonAsEnd
 )

@@ -17,8 +17,10 @@ type chain struct {
 	los    []uint64 // each leaf's lower bound, in chain order
 	leaves []uint32
 	keys   int
-	inUse  []uint64 // bitmap of the leaves in the chain
-	hwm    uint32   // one more than the highest leaf in the chain
+	inUse  []uint64    // bitmap of the leaves in the chain
+	hwm    uint32      // one more than the highest leaf in the chain
+	lost   []lostRange // key ranges on poisoned media (media.go), ascending
+	cut    bool        // a poisoned leaf cut the chain: lost's last range runs to the end
 }
 
 // walk follows the chain from leaf 0 and checks every leaf: its number
@@ -35,11 +37,20 @@ type chain struct {
 // leaves each) — and the leaves' bounds checked against their neighbours'
 // keys in chain order, which is where the empty leaves are unlinked. An
 // error is the first in chain order of the last two passes.
+//
+// Poisoned media does not end it (media.go): a leaf whose keys fault
+// stays in the chain with its key range in c.lost; a leaf whose first
+// line faults cuts the chain there (c.cut). A poisoned head leaf is the
+// media error.
 func (t *Tree) walk(unlink, dups bool) (chain, error) {
 	c := chain{inUse: make([]uint64, (t.cap+63)/64)}
-	order, err := t.follow()
-	if err != nil {
-		return c, err
+	var order []uint32
+	cutErr := guard(t.r, func() error { return t.follow(&order) })
+	if cutErr != nil && (!isMedia(cutErr) || len(order) == 0) {
+		return c, cutErr
+	}
+	if t.variant == poisonAsEnd {
+		cutErr = nil
 	}
 	facts := make([]leafFacts, len(order))
 	t.checkKeys(order, facts, dups)
@@ -47,6 +58,8 @@ func (t *Tree) walk(unlink, dups bool) (chain, error) {
 	c.leaves = make([]uint32, 0, len(order))
 	var maxPrev uint64 // the largest key of the leaves so far
 	prev := uint32(0)  // the last leaf kept in the chain
+	var last leafFacts // prev's
+	lostAt := []int{}  // the chain positions of c.lost's leaves
 	for j, l := range order {
 		p := t.leaf(l)
 		lo := at(p, offLo)
@@ -55,10 +68,15 @@ func (t *Tree) walk(unlink, dups bool) (chain, error) {
 				ErrCorrupt, l, lo, c.los[len(c.los)-1], maxPrev)
 		}
 		f := &facts[j]
-		if f.err != nil {
+		if f.media {
+			// Its keys are unknown: kept in the chain, never unlinked,
+			// its range lost (its end is the next leaf's bound).
+			lostAt = append(lostAt, len(c.leaves))
+			c.lost = append(c.lost, lostRange{from: lo, err: f.err})
+		} else if f.err != nil {
 			return c, f.err
 		}
-		if f.n == 0 && l != 0 && unlink {
+		if f.n == 0 && !f.media && l != 0 && unlink {
 			// An empty leaf after the head: unlink it, as the free would
 			// have; the chain stays sorted either way.
 			nw := word(t.leaf(prev), offNext)
@@ -78,36 +96,53 @@ func (t *Tree) walk(unlink, dups bool) (chain, error) {
 		c.los = append(c.los, lo)
 		c.leaves = append(c.leaves, l)
 		c.hwm = max(c.hwm, l+1)
-		prev = l
+		prev, last = l, *f
+	}
+	for i, pos := range lostAt {
+		g := &c.lost[i]
+		g.to = ^uint64(0)
+		if pos+1 < len(c.los) {
+			g.to = c.los[pos+1] - 1
+		}
+		*g = lostLeaf(c.leaves[pos], g.from, g.to, g.err)
+	}
+	if cutErr != nil {
+		c.cut = true
+		if n := len(c.lost); n == 0 || c.lost[n-1].to != ^uint64(0) {
+			if g, ok := cutAt(prev, c.los[len(c.los)-1], last.n, last.max, cutErr); ok {
+				c.lost = append(c.lost, g)
+			}
+		}
 	}
 	return c, nil
 }
 
-// follow returns the leaves of the chain in chain order, checking what a
-// leaf's first words say: its number inside the area and not seen before,
-// its bitmap within the slots, the head's lower bound 0.
-func (t *Tree) follow() ([]uint32, error) {
+// follow appends the leaves of the chain to *order in chain order,
+// checking what a leaf's first words say: its number inside the area and
+// not seen before, its bitmap within the slots, the head's lower bound 0.
+// A fault (poisoned media) leaves in *order the leaves before the one
+// whose first words it could not read.
+func (t *Tree) follow(order *[]uint32) error {
 	seen := make([]uint64, (t.cap+63)/64)
-	var order []uint32
 	full := t.g.full
 	for l := uint32(0); ; {
 		if seen[l/64]&(1<<(l%64)) != 0 {
-			return nil, fmt.Errorf("%w: the leaf chain loops back to leaf %d after %d leaves", ErrCorrupt, l, len(order))
+			return fmt.Errorf("%w: the leaf chain loops back to leaf %d after %d leaves", ErrCorrupt, l, len(*order))
 		}
 		seen[l/64] |= 1 << (l % 64)
 		p := t.leaf(l)
 		bm, next := at(p, offBitmap), at(p, offNext)
 		switch {
 		case bm&^full != 0:
-			return nil, fmt.Errorf("%w: leaf %d has bitmap %#x, beyond its %d slots", ErrCorrupt, l, bm, t.g.m)
+			return fmt.Errorf("%w: leaf %d has bitmap %#x, beyond its %d slots", ErrCorrupt, l, bm, t.g.m)
 		case next >= uint64(t.cap):
-			return nil, fmt.Errorf("%w: leaf %d's next is leaf %d, the area has %d", ErrCorrupt, l, next, t.cap)
+			return fmt.Errorf("%w: leaf %d's next is leaf %d, the area has %d", ErrCorrupt, l, next, t.cap)
 		case l == 0 && at(p, offLo) != 0:
-			return nil, fmt.Errorf("%w: the head leaf's lower bound is %d, want 0", ErrCorrupt, at(p, offLo))
+			return fmt.Errorf("%w: the head leaf's lower bound is %d, want 0", ErrCorrupt, at(p, offLo))
 		}
-		order = append(order, l)
+		*order = append(*order, l)
 		if next == 0 {
-			return order, nil
+			return nil
 		}
 		l = uint32(next)
 	}
@@ -115,9 +150,10 @@ func (t *Tree) follow() ([]uint32, error) {
 
 // leafFacts is what checkKeys found in one leaf.
 type leafFacts struct {
-	n   int    // keys
-	max uint64 // the largest (when n > 0)
-	err error  // the first problem
+	n     int    // keys
+	max   uint64 // the largest (when n > 0)
+	err   error  // the first problem
+	media bool   // err is a fault: the leaf's keys are on poisoned media
 }
 
 // walkParallel is the chain length from which checkKeys runs on several
@@ -146,13 +182,25 @@ func (t *Tree) checkKeys(order []uint32, facts []leafFacts, dups bool) {
 	wg.Wait()
 }
 
+// checkRange is checkKeys over order on this goroutine, under
+// persist.Guard (a fault is caught on the goroutine that took it): a leaf
+// that faults gets the media error, and the check goes on after it.
 func (t *Tree) checkRange(order []uint32, facts []leafFacts, dups bool) {
-	for j, l := range order {
-		if j+1 < len(order) {
-			// The next leaf's lines arrive while this one is checked.
-			asm.PrefetchLines(t.leaf(order[j+1]), t.g.stride)
+	for j := 0; j < len(order); j++ {
+		err := guard(t.r, func() error {
+			for ; j < len(order); j++ {
+				if j+1 < len(order) {
+					// The next leaf's lines arrive while this one is checked.
+					asm.PrefetchLines(t.leaf(order[j+1]), t.g.stride)
+				}
+				facts[j] = t.checkLeaf(order[j], dups)
+			}
+			return nil
+		})
+		if err == nil {
+			return
 		}
-		facts[j] = t.checkLeaf(l, dups)
+		facts[j] = leafFacts{err: err, media: true}
 	}
 }
 
