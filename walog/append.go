@@ -126,7 +126,7 @@ func (l *Log) appendBatch(entries [][]byte, need int) (uint64, error) {
 		if err = l.skipTo(off); err != nil {
 			break
 		}
-		seq := seq0 + uint64(i)
+		seq := seqWord(seq0+uint64(i), i)
 		switch l.format {
 		case PopLog:
 			err = l.writePop(seq, p, i < last)
@@ -310,7 +310,7 @@ func (l *Log) makeRoom(need int) error {
 // to the prepared end, and stale entries there (of an earlier pass) must
 // be gone before the scan can reach them.
 func (l *Log) advance(to int) error {
-	hi := min(l.end, (max(to, l.hi+l.chunk)+HeaderSize-1)&^(HeaderSize-1))
+	hi := min(l.end, (max(to, l.hi+l.chunk)+BlockSize-1)&^(BlockSize-1))
 	if l.format.zeroed() {
 		if err := l.zeroAhead(l.hi, hi); err != nil {
 			return err

@@ -21,7 +21,7 @@ func (l *Log) Check() error {
 	if err := l.regionOK(l.r.Readable()); err != nil {
 		return err
 	}
-	h, err := readHeader(l.r, l.base)
+	h, _, err := readHeader(l.r, l.base, l.end-l.base)
 	if err != nil {
 		return &prefixed{prefix: "walog: check: ", err: err}
 	}
@@ -37,6 +37,8 @@ func (l *Log) Check() error {
 		return bad("the header's pass %d and floor %d, the log's %d and %d", h.pass, h.floor, l.pass, l.floor)
 	case h.dirtyFrom != 0 || h.dirtyTo != 0:
 		return bad("a dirty range [%d, %d) is left in the header", h.dirtyFrom, h.dirtyTo)
+	case l.r.Writable() == nil && l.headerDiffers():
+		return bad("the header or its copy differs from what the log holds")
 	}
 	count := 0
 	var first, last uint64

@@ -8,8 +8,9 @@ import (
 // Classic entry (8-byte aligned, little-endian):
 //
 //	0        lenField u32   data length n (bits 0..26), more flag (bit 31)
-//	4        crc u32        crc32.Update(lenField, Castagnoli, seq ‖ data)
-//	8        seq u64        sequence number
+//	4        crc u32        CRC-32C of sw ‖ data, preset from lenField
+//	8        sw u64         sequence word: sequence number, index in
+//	                        its append (format.go)
 //	16       data           n bytes, then zero bytes to a multiple of 8
 //	16+pad   commit u64     ^(first word): never zero
 //
@@ -84,7 +85,8 @@ func (l *Log) decodeClassic(off, limit int) (ent, error) {
 		return e, err
 	}
 	b := l.mem[off : off+e.fp]
-	e.seq = binary.LittleEndian.Uint64(b[8:])
+	var ok bool
+	e.seq, e.idx, ok = splitSeq(binary.LittleEndian.Uint64(b[8:]))
 	if c := binary.LittleEndian.Uint64(b[e.fp-8:]); c != classicCommit(w0) {
 		return e, fmt.Errorf("%w: classic entry at offset %d (%d bytes, seq %d): commit word %#x, want %#x", ErrCorrupt, off, e.n, e.seq, c, classicCommit(w0))
 	}
@@ -98,6 +100,9 @@ func (l *Log) decodeClassic(off, limit int) (ent, error) {
 	}
 	if !isZero(b[16+e.n : e.fp-8]) {
 		return e, fmt.Errorf("%w: classic entry at offset %d: non-zero padding", ErrCorrupt, off)
+	}
+	if !ok {
+		return e, fmt.Errorf("%w: classic entry at offset %d: sequence word %#x has its reserved bit set", ErrCorrupt, off, binary.LittleEndian.Uint64(b[8:]))
 	}
 	return e, nil
 }

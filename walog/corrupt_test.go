@@ -73,7 +73,7 @@ func TestCorruptMiddle(t *testing.T) {
 
 				l, err = walog.Open(r, &walog.Options{Salvage: true})
 				require.NoError(t, err)
-				rep := l.Report()
+				rep := l.Recovered()
 				require.True(t, rep.Salvaged)
 				require.ErrorIs(t, rep.Stop, persist.ErrCorrupt)
 				require.Equal(t, at, rep.StopOffset)
@@ -146,7 +146,7 @@ func TestFlipSweep(t *testing.T) {
 						case len(got) > len(want) || !slicesEqualEntries(got, want[:len(got)]):
 							wrong++
 							if !raw {
-								t.Errorf("flip %#x at %d: wrong data returned: %v", x, off, l.Report())
+								t.Errorf("flip %#x at %d: wrong data returned: %v", x, off, l.Recovered())
 							}
 						case len(got) < len(want):
 							lost++
@@ -154,7 +154,7 @@ func TestFlipSweep(t *testing.T) {
 								lostEarly++
 							}
 							if off < last && !raw {
-								t.Errorf("flip %#x at %d: entries from %d dropped as a torn tail: %v", x, off, len(got), l.Report())
+								t.Errorf("flip %#x at %d: entries from %d dropped as a torn tail: %v", x, off, len(got), l.Recovered())
 							}
 						default:
 							harmless++
@@ -185,32 +185,63 @@ func slicesEqualEntries(a, b []entry) bool {
 }
 
 // TestHeaderWordFlip flips every bit of the header's changing words (the
-// prepared end, pass, floors, dirty range): each is caught by its check,
-// so a flipped floor cannot discard the entries or a flipped pass hide
-// them.
+// prepared end, pass, floors, dirty range, clean-shutdown tail), in one of
+// its two copies or in both: each flip is caught by the word's check, so
+// a flipped floor cannot discard the entries or a flipped pass hide them.
+// With one copy hit, Open reads the header from the other and rewrites
+// the damaged one (Recovered().Header says so); with both hit it reports
+// corruption and writes nothing.
 func TestHeaderWordFlip(t *testing.T) {
 	for _, f := range formats {
 		r := anon(t, 16<<10)
 		mem := r.Bytes()
 		l := mustCreate(t, r, &walog.Options{Format: f, Chunk: 1024})
+		var want []entry
 		for i := range 10 {
-			_, err := l.Append(fmt.Appendf(nil, "e%d", i))
+			p := fmt.Appendf(nil, "e%d", i)
+			seq, err := l.Append(p)
 			require.NoError(t, err)
+			want = append(want, entry{seq, p})
 		}
 		require.NoError(t, l.Close())
 		orig := bytes.Clone(mem)
-		for off := 64; off < 112; off++ {
+		for off := 64; off < 120; off++ {
 			for b := range 8 {
-				copy(mem, orig)
-				mem[off] ^= 1 << b
-				_, err := walog.Open(r, nil)
-				require.ErrorIs(t, err, walog.ErrCorrupt, "%s: bit %d of header byte %d", f, b, off)
+				for _, which := range []string{"header", "copy", "both"} {
+					copy(mem, orig)
+					if which != "copy" {
+						mem[off] ^= 1 << b
+					}
+					if which != "header" {
+						mem[walog.BlockSize+off] ^= 1 << b
+					}
+					hit := bytes.Clone(mem)
+					l, err := walog.Open(r, nil)
+					if which == "both" {
+						require.ErrorIs(t, err, walog.ErrCorrupt, "%s: bit %d of header byte %d in both copies", f, b, off)
+						require.Equal(t, hit, mem, "an Open that reports corruption writes nothing")
+						continue
+					}
+					require.NoError(t, err, "%s: bit %d of header byte %d in the %s", f, b, off, which)
+					require.Equal(t, want, all(t, l))
+					rep := l.Recovered()
+					require.NotEmpty(t, rep.Header, "%s: bit %d of byte %d in the %s", f, b, off, which)
+					require.True(t, rep.Closed)
+					require.NoError(t, l.Check(), "both copies rewritten")
+					require.NoError(t, l.Close())
+				}
 			}
 		}
 		copy(mem, orig)
-		mem[3] ^= 0x10 // the magic, in an otherwise sound header
-		_, err := walog.Open(r, nil)
-		require.ErrorIs(t, err, walog.ErrCorrupt)
+		mem[3] ^= 0x10 // the magic, in an otherwise sound header: the copy holds
+		l, err := walog.Open(r, nil)
+		require.NoError(t, err)
+		require.Contains(t, l.Recovered().Header, "magic")
+		require.NoError(t, l.Close())
+		mem[3] ^= 0x10
+		mem[walog.BlockSize+3] ^= 0x10
+		_, err = walog.Open(r, nil)
+		require.ErrorIs(t, err, walog.ErrCorrupt, "the magic of both copies")
 	}
 }
 
@@ -256,6 +287,10 @@ func TestClosedRegion(t *testing.T) {
 	}
 }
 
+// closedWord is the offset of the clean-shutdown word in each copy of the
+// header.
+const closedWord = 112
+
 // TestReadOnly maps a log's file read-only: Create refuses (a store would
 // be a fatal fault), Open of a cleanly closed log succeeds and reads, its
 // writes fail with persist.ErrReadOnly, and Open of a log whose recovery
@@ -297,11 +332,15 @@ func TestReadOnly(t *testing.T) {
 			require.NoError(t, l.Close())
 			require.NoError(t, ro.Close())
 
-			// Leftovers of a torn append past the tail: recovery must clean
-			// them, which a read-only region cannot.
+			// Leftovers of a torn append past the tail, after a crash (the
+			// clean-shutdown word in both copies of the header is 0, as in
+			// a log that was open): recovery must clean them, which a
+			// read-only region cannot.
 			rw, err = persist.Map(path, nil)
 			require.NoError(t, err)
 			rw.Bytes()[tail+40] = 0xff
+			clear(rw.Bytes()[closedWord : closedWord+8])
+			clear(rw.Bytes()[walog.BlockSize+closedWord : walog.BlockSize+closedWord+8])
 			require.NoError(t, rw.Close())
 			ro, err = persist.Map(path, &persist.Options{ReadOnly: true})
 			require.NoError(t, err)
@@ -313,7 +352,7 @@ func TestReadOnly(t *testing.T) {
 			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, rw, nil)
 			require.Equal(t, want, all(t, l))
-			require.Positive(t, l.Report().Scrubbed)
+			require.Positive(t, l.Recovered().Scrubbed)
 			require.NoError(t, rw.Close())
 		})
 	}
@@ -366,7 +405,7 @@ func TestSetReport(t *testing.T) {
 	s.Close() // a restart: the old handle goes first
 	s, err = walog.OpenSet(parts, nil)
 	require.NoError(t, err)
-	rep := s.Reports()[1]
+	rep := s.Recovered()[1]
 	require.Equal(t, 1, rep.Member)
 	require.Equal(t, 3, rep.Members)
 	require.Equal(t, uint64(2), rep.FirstSeq)
@@ -379,7 +418,7 @@ func TestSetReport(t *testing.T) {
 	t.Log(str)
 
 	l := mustCreate(t, anon(t, 64<<10), nil)
-	require.Equal(t, -1, l.Report().Member)
+	require.Equal(t, -1, l.Recovered().Member)
 }
 
 // TestStrayFreeSpace: bytes damaged in free space far past the tail, where

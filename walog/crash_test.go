@@ -177,7 +177,7 @@ func crashLog(o walog.Options, ops []crashOp) (func(*crash.Run) error, func(*cra
 				if l, err = walog.Open(w.Reopen("log"), &opts); err != nil {
 					return fmt.Errorf("op %d: %w", i, err)
 				}
-				if rep := l.Report(); rep.Entries != len(m.state) || rep.Stop != nil || rep.Scrubbed != 0 {
+				if rep := l.Recovered(); rep.Entries != len(m.state) || rep.Stop != nil || rep.Scrubbed != 0 {
 					return fmt.Errorf("op %d: clean reopen: %v", i, rep)
 				}
 			}
@@ -195,7 +195,7 @@ func crashLog(o walog.Options, ops []crashOp) (func(*crash.Run) error, func(*cra
 			}
 			return fmt.Errorf("open: %w", err)
 		}
-		rep := l.Report()
+		rep := l.Recovered()
 		if rep.Stop != nil && !errors.Is(rep.Stop, persist.ErrCorrupt) {
 			return fmt.Errorf("report: stop %v does not wrap ErrCorrupt", rep.Stop)
 		}
@@ -358,6 +358,10 @@ func TestCrashBroken(t *testing.T) {
 		{"poplog-narrow-bound", walog.NarrowBound(base(walog.PopLog)), 1, "furthest the append"},
 		{"rawl-narrow-bound", walog.NarrowBound(base(walog.RAWL)), 1, "furthest the append"},
 		{"classic-narrow-bound", walog.NarrowBound(base(walog.Classic)), 1, "furthest the append"},
+		{"poplog-copy-at-close", walog.CopyAtClose(base(walog.PopLog)), 1, ""},
+		{"classic-copy-at-close", walog.CopyAtClose(base(walog.Classic)), 1, ""},
+		{"poplog-no-clear-closed", walog.NoClearClosed(base(walog.PopLog)), 1, "closed cleanly"},
+		{"rawl-no-clear-closed", walog.NoClearClosed(base(walog.RAWL)), 1, "closed cleanly"},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			workload, check := crashLog(*v.o, crashOps(v.seed, 36))
@@ -492,7 +496,7 @@ func TestCrashSalvage(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if rep := l.Report(); !rep.Salvaged || rep.Entries != bad {
+				if rep := l.Recovered(); !rep.Salvaged || rep.Entries != bad {
 					return fmt.Errorf("salvage: %v", rep)
 				}
 				return nil
@@ -542,4 +546,112 @@ func TestCrashSalvage(t *testing.T) {
 			crash.Test(t, crashConfig(uint64(f)), workload, check)
 		})
 	}
+}
+
+// createReused is a crash test of Create over an area that holds a log:
+// a log of the first format is created and filled, closed, and a log of
+// the second is created over it and appended to. A crash before the new
+// Create began recovers the old log; during it, the old log exactly as it
+// was (the crash came before Create's first barrier), "a Create did not
+// finish" (ErrNoLog) or the new empty log; after it, the new log's
+// entries — never the old entries under a new header, a zeroed header
+// over the old entries, nor a mix.
+func createReused(o1, o2 walog.Options) (func(*crash.Run) error, func(*crash.Image) error) {
+	var (
+		phase      int // 0 first log, 1 creating the second, 2 second log
+		old, fresh []entry
+	)
+	workload := func(w *crash.Run) error {
+		phase, old, fresh = 0, nil, nil
+		l, err := walog.Create(w.Region("log"), &o1)
+		if err != nil {
+			return err
+		}
+		for i := range 6 {
+			p := crashPayload(uint64(i+1), 30+i*11)
+			seq, err := l.Append(p)
+			if err != nil {
+				return err
+			}
+			old = append(old, entry{seq, p})
+		}
+		if err := l.Close(); err != nil {
+			return err
+		}
+		phase = 1
+		if l, err = walog.Create(w.Reopen("log"), &o2); err != nil {
+			return err
+		}
+		phase = 2
+		for i := range 3 {
+			p := crashPayload(uint64(100+i), 20)
+			seq, err := l.Append(p)
+			if err != nil {
+				return err
+			}
+			fresh = append(fresh, entry{seq, p})
+			w.Durable("append")
+		}
+		return nil
+	}
+	check := func(img *crash.Image) error {
+		l, err := walog.Open(img.Region("log"), nil)
+		if err != nil {
+			if phase == 1 && errors.Is(err, walog.ErrNoLog) {
+				return nil
+			}
+			if phase == 0 && len(old) == 0 && (errors.Is(err, walog.ErrNoLog) || errors.Is(err, walog.ErrBadFormat)) {
+				return nil // the first Create had not finished (over garbage)
+			}
+			return fmt.Errorf("phase %d: open: %w", phase, err)
+		}
+		got, err := readAll(l)
+		if err != nil {
+			return err
+		}
+		if k := len(got); k > 0 && bytes.HasPrefix(got[k-1].data, []byte(probePrefix)) {
+			got = got[:k-1] // the probe of a recovery that crashed in turn
+		}
+		switch {
+		case phase == 0 && len(got) >= len(old) && entriesEqual(got[:len(old)], old) && len(got) <= len(old)+1:
+		case phase == 1 && (entriesEqual(got, old) || len(got) == 0) && l.Format() == []walog.Format{o1.Format, o2.Format}[min(len(got), 1)^1]:
+		case phase == 2 && l.Format() == o2.Format && len(got) >= len(fresh) && entriesEqual(got[:len(fresh)], fresh) && len(got) <= len(fresh)+1:
+		default:
+			return fmt.Errorf("phase %d: recovered a %s log holding %s (old %s, new %s)", phase, l.Format(), listEntries(got), listEntries(old), listEntries(fresh))
+		}
+		if _, err := l.Append([]byte(probePrefix)); err != nil && !errors.Is(err, walog.ErrFull) {
+			return fmt.Errorf("append after recovery: %w", err)
+		}
+		return nil
+	}
+	return workload, check
+}
+
+// TestCrashCreateReused crashes Create over an area that holds a log, for
+// each pair of formats (the new log's Create zeroes the old entries it
+// needs as free space); the broken variant that invalidates the old header
+// by zeroing its magic, as format 2 did, leaves a zero header over the old
+// entries after a crash, which Open rightly reports as a damaged log.
+func TestCrashCreateReused(t *testing.T) {
+	for _, f1 := range formats {
+		for _, f2 := range formats {
+			t.Run(fmt.Sprintf("%s-over-%s", f2, f1), func(t *testing.T) {
+				o1 := walog.Options{Format: f1, MaxEntry: 200, Chunk: 512}
+				o2 := walog.Options{Format: f2, MaxEntry: 200, Chunk: 512}
+				workload, check := createReused(o1, o2)
+				cfg := crashConfig(uint64(f1)*3 + uint64(f2))
+				cfg.MaxImages = 24
+				crash.Test(t, cfg, workload, check)
+			})
+		}
+	}
+	t.Run("broken-zero-magic", func(t *testing.T) {
+		o := walog.Options{Format: walog.PopLog, MaxEntry: 200, Chunk: 512}
+		workload, check := createReused(o, *walog.CreateZeroMagic(o))
+		rep, err := crash.Check(crashConfig(1), workload, check)
+		require.NoError(t, err)
+		require.NotEmpty(t, rep.Failures, "the broken variant was not caught")
+		require.Contains(t, rep.Failures[0].Error(), "not an empty area")
+		t.Logf("variant create-zero-magic: caught (%s)", rep.Failures[0].Summary())
+	})
 }

@@ -32,7 +32,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(l.Report())
+	fmt.Println(l.Recovered())
 	it := l.Iter()
 	for it.Next() {
 		fmt.Printf("%d %s\n", it.Seq(), it.Entry())
@@ -41,7 +41,7 @@ func Example() {
 		panic(err)
 	}
 	// Output:
-	// poplog log: 3 entries (seq 1..3), tail at 352, next seq 4
+	// poplog log: 3 entries (seq 1..3), tail at 608, next seq 4, closed cleanly
 	// 1 begin 7
 	// 2 set x=1
 	// 3 commit 7

@@ -62,3 +62,26 @@ func NarrowBound(o Options) *Options {
 
 // StageLen is the length of l's stage: 0 until the first append.
 func StageLen(l *Log) int { return len(l.stage) }
+
+// CopyAtClose returns o with the header's copy brought up to date only at
+// Close and Open: the broken variant that shows why every word store goes
+// to both copies.
+func CopyAtClose(o Options) *Options {
+	o.variant = variantCopyAtClose
+	return &o
+}
+
+// NoClearClosed returns o with Open leaving the clean-shutdown word set:
+// the broken variant that shows why Open clears it before appends.
+func NoClearClosed(o Options) *Options {
+	o.variant = variantNoClearClosed
+	return &o
+}
+
+// CreateZeroMagic returns o with Create invalidating the old header by
+// zeroing its magic, not marking it "being created": the broken variant a
+// crash during Create over a used area catches.
+func CreateZeroMagic(o Options) *Options {
+	o.variant = variantCreateZeroMagic
+	return &o
+}

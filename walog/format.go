@@ -53,16 +53,20 @@ func (f Format) valid() bool { return f >= PopLog && f <= Classic }
 // and Classic) rather than validity bits (RAWL).
 func (f Format) zeroed() bool { return f != RAWL }
 
-// Entry layouts (format version 2). Every entry starts 8-byte aligned (or
+// Entry layouts (format version 3). Every entry starts 8-byte aligned (or
 // Options.Align) and is padded with zero bytes to a multiple of 8. Its
 // length field holds the data length n in bits 0..26 and, in bit 31, the
 // "more" flag: set on every entry of an AppendBatch but the last, so that
 // recovery knows whether the entry after it belongs to the same append
-// (see recover.go). Checksums are CRC-32C.
+// (see recover.go). Its sequence word sw holds the sequence number in bits
+// 0..55 and, in bits 56..62, the entry's index in its append modulo 128 (0
+// for a single Append and the first entry of a batch), so that recovery
+// can tell an entry of the append a crash interrupted from one of a later
+// append; bit 63 is zero. Checksums are CRC-32C.
 //
-//	PopLog   [lenField u32 | pop u32][seq u64][data][crc u32][pad]
-//	Classic  [lenField u32 | crc u32][seq u64][data][pad][commit u64]
-//	RAWL     [v | n<<1 | more<<28 | crc<<32][v | seq<<1][data words, bit 0 = v][collector] ...
+//	PopLog   [lenField u32 | pop u32][sw u64][data][crc u32][pad]
+//	Classic  [lenField u32 | crc u32][sw u64][data][pad][commit u64]
+//	RAWL     [v | n<<1 | more<<28 | crc<<32][v | sw<<1][data words, bit 0 = v][collector] ...
 //
 // See poplog.go, classic.go and rawl.go.
 const (
@@ -73,7 +77,21 @@ const (
 	moreFlag = 1 << 31
 	// lenReserved are the bits of a length field that must be zero.
 	lenReserved = ^uint32(lenMask | moreFlag)
+
+	seqMask  = 1<<idxShift - 1
+	idxShift = 56
+	idxMask  = 1<<7 - 1
 )
+
+// seqWord is the sequence word of the entry numbered seq that is the i-th
+// of its append.
+func seqWord(seq uint64, i int) uint64 { return seq | uint64(i&idxMask)<<idxShift }
+
+// splitSeq returns the sequence number and the index in its append held
+// in a sequence word, and whether its reserved top bit is clear.
+func splitSeq(sw uint64) (seq uint64, idx int, ok bool) {
+	return sw & seqMask, int(sw >> idxShift & idxMask), sw>>63 == 0
+}
 
 // lenField is the length field of an entry of n bytes.
 func lenField(n int, more bool) uint32 {

@@ -44,7 +44,10 @@ type Log struct {
 	hi    int    // prepared end (region offset): every byte written lies below it
 	floor uint64 // entries with a smaller sequence number are discarded
 
-	dirtyFrom, dirtyTo int // the header's dirty range (region offsets; 0: none)
+	dirtyFrom, dirtyTo int    // the header's dirty range (region offsets; 0: none)
+	closedTail         int    // the header's clean-shutdown tail (region offset; 0: open)
+	setFloor           uint64 // member 0 of a set: the header's set floor
+	hdr                header // the header's fixed fields, as Create wrote them
 
 	tail        int    // where the next entry goes
 	count       int    // entries in the log
@@ -63,7 +66,7 @@ type Log struct {
 	closed  bool
 	release func() // of the area's claim on the region
 	err     error  // a write failed: the log refuses further writes
-	report  Report
+	rec     Recovery
 }
 
 // Stats describes a log at one moment.
@@ -87,8 +90,11 @@ var errEnd = errors.New("walog: end of log")
 
 // Create formats a new, empty log in the area Options.Offset/Size of r
 // (by default the whole region) and returns it open. Whatever the area
-// held is discarded: the header is invalidated first, so a crash during
-// Create leaves either no log (Open returns ErrNoLog) or the new empty log.
+// held is discarded. Create marks both copies of the header "being
+// created" first, so a crash during Create leaves the area as it was
+// (when the crash came before that mark was durable), no log (Open
+// returns ErrNoLog: a Create did not finish) or the new empty log — never
+// the old header over the new area, nor a zeroed header over old entries.
 // PopLog and Classic zero the first Options.Chunk bytes; RAWL zeroes the
 // whole area once. A closed or read-only region is an error wrapping
 // persist.ErrClosed or persist.ErrReadOnly; an area that an open log or
@@ -116,36 +122,61 @@ func create(r *persist.Region, o *Options, h header) (l *Log, err error) {
 		return nil, err
 	}
 	defer l.releaseOnError(&err)
-	if persist.Load64(l.mem[l.base:]) != 0 {
-		if err := l.storeRaw(0, 0); err != nil {
-			return nil, err
-		}
+	// Mark both copies "being created" (one barrier): from here a crash
+	// leaves "a Create did not finish", whatever the area held.
+	invalid := creatingMagic
+	if l.variant == variantCreateZeroMagic {
+		invalid = 0
 	}
+	p, c := l.mem[l.base:l.base+BlockSize], l.mem[l.base+BlockSize:l.base+HeaderSize]
+	if err := l.storeMagics(invalid); err != nil {
+		return nil, err
+	}
+	// Zeroes (only where the area is not zero already), the fields of
+	// both copies, and the magics last, alone.
 	prep := l.start + l.chunk
 	if l.format == RAWL {
 		prep = l.end
 	}
-	// Zeroes (only where the area is not zero already), header, and the
-	// magic last, alone.
 	if err := l.zeroAhead(l.start, prep); err != nil {
 		return nil, err
 	}
 	l.hi = min(l.start+l.chunk, l.end)
 	h.hi = l.hi - l.base
-	var b [HeaderSize]byte
-	h.encode(b[:])
-	if err := r.Copy(l.mem[l.base+8:l.base+HeaderSize], b[8:], 0); err != nil {
+	var b [BlockSize]byte
+	for role, blk := range [][]byte{p, c} {
+		h.encode(b[:], byte(role))
+		if err := r.Copy(blk[8:], b[8:], persist.NoDrain); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.Drain(); err != nil {
 		return nil, err
 	}
-	if err := l.storeRaw(0, magic); err != nil {
+	if err := l.storeMagics(magic); err != nil {
 		return nil, err
 	}
 	l.loadMirror(l.tail)
-	l.report = Report{Format: l.format, Member: -1, Tail: l.tail, NextSeq: l.nextSeq()}
+	l.rec = Recovery{Format: l.format, Member: -1, Tail: l.tail, NextSeq: l.nextSeq()}
 	if h.setCount > 0 {
-		l.report.Member, l.report.Members = int(h.setIndex), int(h.setCount)
+		l.rec.Member, l.rec.Members = int(h.setIndex), int(h.setCount)
 	}
 	return l, nil
+}
+
+// storeMagics stores m as the magic of both copies of the header and
+// persists them (one barrier).
+func (l *Log) storeMagics(m uint64) error {
+	p, c := l.mem[l.base:l.base+8], l.mem[l.base+BlockSize:l.base+BlockSize+8]
+	persist.Store64(p, m)
+	persist.Store64(c, m)
+	if err := l.r.Flush(p); err != nil {
+		return err
+	}
+	if err := l.r.Flush(c); err != nil {
+		return err
+	}
+	return l.r.Drain()
 }
 
 // Open opens the log at Options.Offset of r and recovers it: it finds the
@@ -178,7 +209,7 @@ func Open(r *persist.Region, opts *Options) (*Log, error) {
 	if err := checkRegion(r); err != nil {
 		return nil, err
 	}
-	h, err := readHeader(r, o.Offset)
+	h, fromCopy, err := readHeader(r, o.Offset, o.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +223,7 @@ func Open(r *persist.Region, opts *Options) (*Log, error) {
 	if err := l.claim(); err != nil {
 		return nil, err
 	}
-	if err := l.recover(0, o.Salvage); err != nil {
+	if err := l.recover(0, o.Salvage, fromCopy); err != nil {
 		l.release()
 		return nil, err
 	}
@@ -229,12 +260,14 @@ func newLog(r *persist.Region, o *Options, h header) *Log {
 		hi: h.base + h.hi, floor: h.floor, next: h.floor,
 	}
 	l.tail = l.start
-	if h.dirtyFrom != 0 {
-		l.dirtyFrom = h.base + h.dirtyFrom
-	}
 	if h.dirtyTo != 0 {
-		l.dirtyTo = h.base + h.dirtyTo
+		l.dirtyFrom, l.dirtyTo = h.base+h.dirtyFrom, h.base+h.dirtyTo
 	}
+	if h.closed != 0 {
+		l.closedTail = h.base + h.closed
+	}
+	l.setFloor = h.setFloor
+	l.hdr = h
 	l.setPass(h.pass)
 	return l
 }
@@ -293,8 +326,13 @@ func (l *Log) fail(err error) error {
 
 // Close closes the log and releases its area's claim on the region; the
 // region stays open (close the log first, then the region). Everything
-// appended is durable already, and Close writes nothing. A second Close
-// returns ErrClosed.
+// appended is durable already; Close records the tail in the header (the
+// clean-shutdown word: one 8-byte store into each copy and one barrier),
+// so that the next Open knows exactly where the log ends and reports
+// damage to its end instead of taking it for a torn append. It records
+// nothing for a log on a read-only region, or one whose last write failed
+// (its next Open recovers it as after a crash). A second Close returns
+// ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -302,7 +340,14 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
-	l.release()
+	defer l.release()
+	if l.err != nil || l.r.Writable() != nil || unsafe.SliceData(l.r.Bytes()) != unsafe.SliceData(l.mem) {
+		return nil
+	}
+	l.closedTail = l.tail
+	if _, err := l.syncHeader(); err != nil {
+		return &prefixed{prefix: "walog: close: recording the tail: ", err: err}
+	}
 	return nil
 }
 
@@ -320,11 +365,13 @@ func (l *Log) Member() int {
 	return l.member
 }
 
-// Report returns what Open found (for a log from Create: an empty report).
-func (l *Log) Report() Report {
+// Recovered returns what Open found and repaired, as it was when Open
+// returned (for a log from Create: an empty log); Stats describes the log
+// now.
+func (l *Log) Recovered() Recovery {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.report
+	return l.rec
 }
 
 // Stats describes the log now.

@@ -37,7 +37,7 @@ func TestAppendReopen(t *testing.T) {
 
 				l.Close() // a restart: the old handle goes first
 				l = mustOpen(t, r, &walog.Options{Format: f})
-				rep := l.Report()
+				rep := l.Recovered()
 				require.Equal(t, 300, rep.Entries, "%v", rep)
 				require.NoError(t, rep.Stop)
 				require.Zero(t, rep.Scrubbed)
@@ -130,16 +130,21 @@ func TestBadInput(t *testing.T) {
 	_, err = walog.Open(r, &walog.Options{Align: 64})
 	require.ErrorIs(t, err, walog.ErrBadFormat)
 	_, err = walog.Open(r, &walog.Options{Offset: 256})
-	require.ErrorIs(t, err, walog.ErrNoLog)
+	require.ErrorIs(t, err, walog.ErrBadFormat, "the header's copy is no header")
+	require.ErrorContains(t, err, "copy of the header of a log that starts 256 bytes before")
 
 	require.NoError(t, l.Close()) // the damage hits a closed log
 	mem := r.Bytes()
-	mem[20] ^= 1 // size field: checksum catches it
+	// The size field in both copies of the header: the checksums catch it.
+	mem[20] ^= 1
+	mem[walog.BlockSize+20] ^= 1
 	_, err = walog.Open(r, nil)
 	require.ErrorIs(t, err, walog.ErrCorrupt)
 	require.ErrorIs(t, err, persist.ErrCorrupt)
 	mem[20] ^= 1
-	mem[64+3] = 0xff // prepared end beyond the area
+	mem[walog.BlockSize+20] ^= 1
+	mem[64+3] = 0xff // prepared end beyond the area, in both copies
+	mem[walog.BlockSize+64+3] = 0xff
 	_, err = walog.Open(r, nil)
 	require.ErrorIs(t, err, persist.ErrCorrupt)
 }
@@ -370,7 +375,7 @@ func TestLargeEntries(t *testing.T) {
 // wrap, and read back the same after a reopen.
 func TestStage(t *testing.T) {
 	for _, f := range formats {
-		for _, size := range []int{512, 768, 2048, 8192, 8192 + 256, 8192 + 512, 32 << 10} {
+		for _, size := range []int{768, 1024, 2048, 8192, 8192 + 256, 8192 + 512, 32 << 10} {
 			t.Run(fmt.Sprintf("%s/%d", f, size), func(t *testing.T) {
 				rng := structtest.NewRand(uint64(size)<<32 | uint64(f))
 				r := anon(t, size)

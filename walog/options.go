@@ -10,11 +10,12 @@ import (
 // Limits and defaults.
 const (
 	// HeaderSize is the size of the log header at the start of a log's
-	// area: one 256-byte block (Optane's internal write unit).
-	HeaderSize = 256
-	// MinSize is the smallest log area: the header and one 256-byte block
-	// of entries.
-	MinSize = 2 * HeaderSize
+	// area, where the first entry begins: two blocks of BlockSize bytes
+	// (Optane's internal write unit), the header and its copy.
+	HeaderSize = 2 * BlockSize
+	// MinSize is the smallest log area: the header and one block of
+	// entries.
+	MinSize = HeaderSize + BlockSize
 	// MaxEntryLimit is the largest MaxEntry a log can be created with.
 	MaxEntryLimit = 1 << 26
 	// DefaultMaxEntry is MaxEntry when Options leave it 0 (or the largest
@@ -112,6 +113,20 @@ const (
 	// written by one entry, ignoring batches: Open then takes the torn
 	// tail of a batch for corruption.
 	variantNarrowBound
+	// variantCopyAtClose brings the header's copy up to date only at
+	// Close (and Open), not with every word store: after a Reset lowers
+	// the prepared end, the copy keeps the higher one, which Open's merge
+	// takes, and a crash then shows the old entries beyond it as damage.
+	variantCopyAtClose
+	// variantNoClearClosed leaves the clean-shutdown word set when Open
+	// opens a cleanly closed log: after appends and a crash, Open finds
+	// entries past the tail it recorded and reports corruption.
+	variantNoClearClosed
+	// variantCreateZeroMagic makes Create invalidate the old header by
+	// zeroing its magic instead of marking it "being created": a crash
+	// during Create over a used area then leaves a zero header over the
+	// old entries, which Open reports as a damaged log, not "no log".
+	variantCreateZeroMagic
 )
 
 // Validate reports the first problem with the options that does not
@@ -123,10 +138,10 @@ func (o *Options) Validate() error {
 	switch {
 	case o.Format != 0 && !o.Format.valid():
 		return fmt.Errorf("%w: unknown format %d", ErrInvalid, o.Format)
-	case o.Offset < 0 || o.Offset%HeaderSize != 0:
-		return fmt.Errorf("%w: Offset %d: want a multiple of %d, >= 0", ErrInvalid, o.Offset, HeaderSize)
-	case o.Size < 0 || o.Size%HeaderSize != 0:
-		return fmt.Errorf("%w: Size %d: want a multiple of %d", ErrInvalid, o.Size, HeaderSize)
+	case o.Offset < 0 || o.Offset%BlockSize != 0:
+		return fmt.Errorf("%w: Offset %d: want a multiple of %d, >= 0", ErrInvalid, o.Offset, BlockSize)
+	case o.Size < 0 || o.Size%BlockSize != 0:
+		return fmt.Errorf("%w: Size %d: want a multiple of %d", ErrInvalid, o.Size, BlockSize)
 	case o.Size != 0 && o.Size < MinSize:
 		return fmt.Errorf("%w: Size %d is below the minimum %d", ErrInvalid, o.Size, MinSize)
 	case o.MaxEntry < 0 || o.MaxEntry > MaxEntryLimit:
@@ -194,7 +209,7 @@ func createGeometry(r *persist.Region, o *Options, off, size int) (geometry, err
 		return g, fmt.Errorf("%w: Offset %d is beyond the region's %d bytes", ErrInvalid, off, rs)
 	}
 	if g.size == 0 {
-		g.size = (rs - off) &^ (HeaderSize - 1)
+		g.size = (rs - off) &^ (BlockSize - 1)
 	}
 	if g.size < MinSize {
 		return g, fmt.Errorf("%w: %d bytes from offset %d: a log needs at least %d", ErrInvalid, rs-off, off, MinSize)
@@ -243,6 +258,6 @@ func chunkSize(o *Options, body int) int {
 	if c == 0 {
 		c = DefaultChunk
 	}
-	c = (c + HeaderSize - 1) &^ (HeaderSize - 1)
+	c = (c + BlockSize - 1) &^ (BlockSize - 1)
 	return min(c, body)
 }

@@ -10,9 +10,10 @@ import (
 //
 //	0      lenField u32    data length n (bits 0..26), more flag (bit 31)
 //	4      pop u32         set bits of the entry but pop itself
-//	8      seq u64         sequence number
+//	8      sw u64          sequence word: sequence number, index in
+//	                       its append (format.go)
 //	16     data            n bytes
-//	16+n   crc u32         crc32.Update(lenField, Castagnoli, seq ‖ data)
+//	16+n   crc u32         CRC-32C of sw ‖ data, preset from lenField
 //	20+n   pad             zero bytes up to a multiple of 8
 //
 // pop counts every bit the entry holds except its own: length field,
@@ -110,7 +111,8 @@ func (l *Log) decodePop(off, limit int) (ent, error) {
 		return e, err
 	}
 	b := l.mem[off : off+e.fp]
-	e.seq = binary.LittleEndian.Uint64(b[8:])
+	var ok bool
+	e.seq, e.idx, ok = splitSeq(binary.LittleEndian.Uint64(b[8:]))
 	pop := w0 >> 32
 	if got := l.popRecount(b, pop); got != pop {
 		return e, fmt.Errorf("%w: poplog entry at offset %d (%d bytes, seq %d): popcount %d, header says %d", ErrCorrupt, off, e.n, e.seq, got, pop)
@@ -125,6 +127,9 @@ func (l *Log) decodePop(off, limit int) (ent, error) {
 	}
 	if !isZero(b[20+e.n:]) {
 		return e, fmt.Errorf("%w: poplog entry at offset %d: non-zero padding", ErrCorrupt, off)
+	}
+	if !ok {
+		return e, fmt.Errorf("%w: poplog entry at offset %d: sequence word %#x has its reserved bit set", ErrCorrupt, off, binary.LittleEndian.Uint64(b[8:]))
 	}
 	return e, nil
 }

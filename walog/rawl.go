@@ -11,7 +11,8 @@ import (
 //	0   v | n<<1 | more<<28 | crc<<32
 //	                     data length n (bits 1..27), more flag (bit 28),
 //	                     bits 29..31 zero, checksum (bits 32..63)
-//	8   v | seq<<1       sequence number
+//	8   v | sw<<1        sequence word: sequence number, index in its
+//	                     append (format.go)
 //	16  data words       the data in 8-byte chunks x (the last one padded
 //	                     with zero bytes), each stored as x&^1 | v
 //	    collector        after every 63 data words and after the last,
@@ -176,7 +177,7 @@ func (l *Log) decodeRAWL(off, limit int) (ent, error) {
 	if w1&1 != v {
 		return e, l.tornWord(off, off+8)
 	}
-	e.seq = w1 >> 1
+	e.seq, e.idx, _ = splitSeq(w1 >> 1)
 	if _, err := l.rawlData(off, e.n, nil, false); err != nil {
 		return e, err
 	}
@@ -230,7 +231,7 @@ func (l *Log) rawlFlippedHead(off int, ok func(uint64) bool) bool {
 		return false
 	}
 	e, err := l.checkLen(off, l.hi, rawlLenField(lo))
-	if err != nil || !ok(binary.LittleEndian.Uint64(l.mem[off+8:])>>1) {
+	if err != nil || !ok(binary.LittleEndian.Uint64(l.mem[off+8:])>>1&seqMask) {
 		return false
 	}
 	return rawlForcedCRC(lo, l.mem[off+8:off+e.fp], v) == uint32(w0>>32)

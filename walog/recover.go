@@ -9,8 +9,9 @@ import (
 	"github.com/braid-pm/braid/persist"
 )
 
-// Report is what Open (or OpenSet, per member) found and repaired.
-type Report struct {
+// Recovery is what Open (or OpenSet, per member) found and repaired: the
+// log as Open left it, not as it is later (see Log.Stats for that).
+type Recovery struct {
 	Format Format
 	// Member is the log's index in its set and Members the set's size;
 	// for a standalone log Member is -1 and Members 0. The sequence
@@ -44,9 +45,16 @@ type Report struct {
 	// Discarded counts entries found below the log's floor: a Reset (or
 	// Set.Reset) that a crash interrupted, completed by Open.
 	Discarded int
+	// Closed is set when the log had been closed cleanly: its header
+	// recorded the tail, and Open found the entries ending exactly there.
+	Closed bool
+	// Header says what Open found wrong with one of the header's two
+	// copies and rewrote from the other ("the header fails its checksum",
+	// "the header's copy is zero"); "" when both were sound.
+	Header string
 }
 
-func (r Report) String() string {
+func (r Recovery) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s log", r.Format)
 	if r.Members > 0 {
@@ -76,6 +84,12 @@ func (r Report) String() string {
 	if r.Scrubbed > 0 {
 		fmt.Fprintf(&b, ", %d bytes past the tail made clean", r.Scrubbed)
 	}
+	if r.Closed {
+		b.WriteString(", closed cleanly")
+	}
+	if r.Header != "" {
+		fmt.Fprintf(&b, ", repaired the header (%s)", r.Header)
+	}
 	return b.String()
 }
 
@@ -83,6 +97,7 @@ func (r Report) String() string {
 type ent struct {
 	n, fp int // data bytes, footprint
 	seq   uint64
+	idx   int  // index in its append, modulo 128
 	more  bool // another entry of the same AppendBatch follows
 }
 
@@ -147,9 +162,11 @@ type scan struct {
 	end         int // where the valid entries end
 	count       int
 	first, last uint64
-	lastMore    bool  // the last valid entry has the more flag
-	stop        error // the failed check of the entry at end; nil at clean bytes
-	order       bool  // stop is a sequence number out of order
+	lastMore    bool   // the last valid entry has the more flag
+	lastIdx     int    // its index in its append
+	appendSeq   uint64 // the first sequence number of the last valid entry's append
+	stop        error  // the failed check of the entry at end; nil at clean bytes
+	order       bool   // stop is a sequence number or an append index out of order
 }
 
 // scan walks the valid entries from the start of the log.
@@ -158,9 +175,9 @@ func (l *Log) scan() scan {
 	off := l.start
 	for off < l.hi {
 		e, err := l.decode(off, l.hi)
-		if err == nil && !l.seqFollows(s.count, s.last, e.seq) {
-			err = fmt.Errorf("%w: %s entry at offset %d: sequence number %d after %d", ErrCorrupt, l.format, off, e.seq, s.last)
-			s.order = true
+		if err == nil {
+			err = l.followsIn(s, off, e)
+			s.order = err != nil
 		}
 		if err != nil {
 			if !errors.Is(err, errEnd) {
@@ -171,12 +188,30 @@ func (l *Log) scan() scan {
 		if s.count == 0 {
 			s.first = e.seq
 		}
-		s.last, s.lastMore = e.seq, e.more
+		if e.idx == 0 {
+			s.appendSeq = e.seq
+		}
+		s.last, s.lastMore, s.lastIdx = e.seq, e.more, e.idx
 		s.count++
 		off = l.alignUp(off + e.fp)
 	}
 	s.end = off
 	return s
+}
+
+// followsIn checks that the valid entry e at off may follow the entries
+// of s: its number follows the last one's, and an entry that is not the
+// first of its append (index not 0) follows the one before it in the same
+// batch, which has the more flag. (The first entry of an append may
+// follow an entry with the more flag: Truncate can cut a batch short.)
+func (l *Log) followsIn(s scan, off int, e ent) error {
+	switch {
+	case !l.seqFollows(s.count, s.last, e.seq):
+		return fmt.Errorf("%w: %s entry at offset %d: sequence number %d after %d", ErrCorrupt, l.format, off, e.seq, s.last)
+	case e.idx != 0 && (s.count == 0 || !s.lastMore || e.idx != (s.lastIdx+1)&idxMask || e.seq != s.last+1):
+		return fmt.Errorf("%w: %s entry at offset %d: entry %d of its append (seq %d), but the entry before it is not entry %d of the same batch", ErrCorrupt, l.format, off, e.idx, e.seq, e.idx-1)
+	}
+	return nil
 }
 
 // recover scans the log from the start, decides whether what ends the
@@ -208,8 +243,8 @@ func (l *Log) scan() scan {
 // such a find trustworthy). Anything else is corruption: Open fails with
 // ErrCorrupt and writes nothing, unless Options.Salvage asks to cut the
 // log there.
-func (l *Log) recover(extFloor uint64, salvage bool) error {
-	rep := Report{Format: l.format, Member: l.Member()}
+func (l *Log) recover(extFloor uint64, salvage bool, fromCopy string) error {
+	rep := Recovery{Format: l.format, Member: l.Member()}
 	if l.set != nil {
 		rep.Members = len(l.set.logs)
 	}
@@ -224,7 +259,23 @@ func (l *Log) recover(extFloor uint64, salvage bool) error {
 		return regionErr(canWrite, fmt.Sprintf("recovery of the %s log at offset %d must %s", l.format, l.base, why))
 	}
 	count := s.count
-	if count > 0 && s.first < floor {
+	switch {
+	case l.closedTail != 0:
+		// Closed cleanly: the entries must end exactly at the recorded
+		// tail, and nothing may follow them.
+		if err := l.checkClosed(s, floor); err != nil {
+			if !salvage {
+				return err
+			}
+			rep.Stop, rep.StopOffset, rep.Salvaged = err, s.end, true
+			if count > 0 && s.first < floor {
+				// Nothing below the floor survives a salvage.
+				rep.StopOffset, count, l.tail = l.start, 0, l.start
+			}
+		} else {
+			rep.Closed = true
+		}
+	case count > 0 && s.first < floor:
 		// A reset was committed (the floor is above the entries) but not
 		// finished: finish it. Entries of one log are never on both sides
 		// of the floor.
@@ -249,7 +300,7 @@ func (l *Log) recover(extFloor uint64, salvage bool) error {
 			return err
 		}
 		count = 0
-	} else {
+	default:
 		if s.stop != nil {
 			rep.Stop, rep.StopOffset = s.stop, s.end
 		}
@@ -259,28 +310,10 @@ func (l *Log) recover(extFloor uint64, salvage bool) error {
 			}
 			rep.Stop, rep.StopOffset, rep.Salvaged = err, s.end, true
 		}
-		pending := l.dirtyFrom != 0 || l.dirtyTo != 0
-		if pending || rep.Salvaged || l.firstDirty(l.tail, l.hi) >= 0 {
-			if err := mustWrite("clean the bytes past the end of the log"); err != nil {
-				return err
-			}
-			if rep.Salvaged {
-				if err := l.setDirty(l.tail, l.hi); err != nil {
-					return err
-				}
-			}
-			if l.variant != variantNoScrub {
-				n, err := l.scrub(l.tail, l.hi)
-				if err != nil {
-					return err
-				}
-				rep.Scrubbed = n
-			}
-			if pending || rep.Salvaged {
-				if err := l.clearDirty(); err != nil {
-					return err
-				}
-			}
+	}
+	if rep.Discarded == 0 {
+		if err := l.cleanTail(&rep, mustWrite); err != nil {
+			return err
 		}
 	}
 	l.floor = floor
@@ -290,10 +323,82 @@ func (l *Log) recover(extFloor uint64, salvage bool) error {
 		l.next = max(floor, s.last+1)
 		rep.FirstSeq, rep.LastSeq = s.first, s.last
 	}
+	// The header last: the clean-shutdown word is cleared (the log is
+	// open now, and a crash from here on is not a clean close), and a
+	// copy that was damaged, or that a crash left apart from the other,
+	// is rewritten. On a read-only region, where nothing is appended,
+	// neither is written: the next writable Open does it.
+	if canWrite == nil {
+		if l.variant != variantNoClearClosed {
+			l.closedTail = 0
+		}
+		if _, err := l.syncHeader(); err != nil {
+			return err
+		}
+		rep.Header = fromCopy
+	}
 	l.loadMirror(l.tail)
 	rep.Entries, rep.Tail, rep.NextSeq = count, l.tail, l.next
-	l.report = rep
+	l.rec = rep
 	return nil
+}
+
+// cleanTail makes clean what lies past the valid entries up to the
+// prepared end, when anything there is not (the leftovers of a torn
+// append or of an unfinished Reset, Truncate or salvage, or the damage a
+// salvage cuts off), recording the range as dirty first when salvaging.
+func (l *Log) cleanTail(rep *Recovery, mustWrite func(string) error) error {
+	pending := l.dirtyFrom != 0 || l.dirtyTo != 0
+	if !pending && !rep.Salvaged && l.firstDirty(l.tail, l.hi) < 0 {
+		return nil
+	}
+	if err := mustWrite("clean the bytes past the end of the log"); err != nil {
+		return err
+	}
+	if rep.Salvaged {
+		if err := l.setDirty(l.tail, l.hi); err != nil {
+			return err
+		}
+	}
+	if l.variant != variantNoScrub {
+		n, err := l.scrub(l.tail, l.hi)
+		if err != nil {
+			return err
+		}
+		rep.Scrubbed = n
+	}
+	if pending || rep.Salvaged {
+		return l.clearDirty()
+	}
+	return nil
+}
+
+// checkClosed checks a cleanly closed log against the tail its header
+// recorded: the valid entries, none below the floor, end exactly there at
+// clean bytes, no dirty range is pending, and every word from there to the
+// prepared end is clean free space.
+func (l *Log) checkClosed(s scan, floor uint64) error {
+	t := l.closedTail
+	var why string
+	switch x := l.firstDirty(t, l.hi); {
+	case s.end < t && s.stop != nil:
+		why = fmt.Sprintf("the entries end at offset %d: %s", s.end, bare(s.stop))
+	case s.end < t:
+		why = fmt.Sprintf("the entries end at offset %d, where the bytes read as clean free space", s.end)
+	case s.end > t:
+		why = fmt.Sprintf("valid entries run on to offset %d", s.end)
+	case s.stop != nil:
+		why = fmt.Sprintf("an entry follows it that fails its check: %s", bare(s.stop))
+	case s.count > 0 && s.first < floor:
+		why = fmt.Sprintf("entries %d to %d lie below the floor %d", s.first, s.last, floor)
+	case l.dirtyFrom != 0 || l.dirtyTo != 0:
+		why = fmt.Sprintf("the header holds a dirty range [%d, %d)", l.dirtyFrom, l.dirtyTo)
+	case x >= 0:
+		why = fmt.Sprintf("the word at offset %d, past it, is not clean free space", x)
+	default:
+		return nil
+	}
+	return l.corruption(s, fmt.Sprintf("the log was closed cleanly with its tail at offset %d, but %s", t, why))
 }
 
 // judge returns nil when the end of the valid entries, s, is what a crash
@@ -332,24 +437,29 @@ func (l *Log) judge(s scan, floor uint64) error {
 // after the one a crash may have interrupted wrote, and returns the offset
 // and sequence number of the first it finds, or -1.
 //
-// When the interrupted append is known to be a single entry at s.end (its
-// first word is there, without the more flag, and the entry before it
-// closed its own append), any valid entry past it numbered after the
-// valid entries is such an entry. Otherwise the interrupted append may be
-// a batch whose later entries made it whole, and the proof is two valid
-// entries in a row, the first numbered after the valid entries and closing
-// its append (no more flag): the second belongs to a later append. An
-// interrupted append leaves neither: its entries that made it whole are
-// its own, and its last one is followed by clean bytes. (Entry data that
-// happens to hold such entries, checksums and numbers right, would fool
-// it: it runs only on checksummed logs.)
+// The interrupted append began at s.end, or, when the last valid entry has
+// the more flag, earlier, at the start of that entry's batch. An entry of
+// it past s.end has the index in its append that its number says: its
+// number minus its index is the append's first number — s.appendSeq, or
+// the number after the last valid entry (a standalone log's numbers are
+// consecutive). A valid entry past s.end numbered after the valid ones
+// whose number and index say otherwise was written by a later append: the
+// damage lies before it. When the interrupted append is known to be a
+// single entry at s.end (its first word is there, without the more flag,
+// and the entry before it closed its own append), every such entry is
+// from a later append. A set member's numbers have gaps, so there (and in
+// a log without valid entries) the entries past s.end must all give one
+// first number, and a complete entry without the more flag followed by
+// another proves a later append, as before. (Entry data that happens to
+// hold such entries, checksums and numbers right, would fool it: it runs
+// only on checksummed logs.)
 func (l *Log) laterAppend(s scan, floor uint64, lim int) (int, uint64) {
 	if l.noChecksum {
 		return -1, 0
 	}
 	newer := func(seq uint64) bool {
 		if s.count > 0 {
-			return l.seqFollows(s.count, s.last, seq) || (seq > s.last && seq < maxSeq)
+			return seq > s.last && seq < maxSeq
 		}
 		return seq >= floor && seq < maxSeq
 	}
@@ -357,6 +467,26 @@ func (l *Log) laterAppend(s scan, floor uint64, lim int) (int, uint64) {
 	if lf, ok := l.lenFieldAt(s.end); ok && lf&moreFlag == 0 && !(s.count > 0 && s.lastMore) {
 		single = true
 	}
+	// The first numbers the interrupted append may have had, modulo the
+	// index's 128 (firsts known: a standalone log with valid entries).
+	known := l.set == nil && s.count > 0
+	var firsts []uint64
+	if known {
+		firsts = append(firsts, s.last+1)
+		if s.lastMore {
+			firsts = append(firsts, s.appendSeq)
+		}
+	}
+	fromInterrupted := func(e ent) bool {
+		for _, f := range firsts {
+			if (e.seq-f)&idxMask == uint64(e.idx) {
+				return true
+			}
+		}
+		return false
+	}
+	var base uint64 // the first number the entries past s.end give (modulo 128), when not known
+	haveBase := false
 	step := l.alignMask + 1
 	for off := s.end + step; off+entryHeader <= lim; off += step {
 		w1 := binary.LittleEndian.Uint64(l.mem[off+8:])
@@ -366,17 +496,26 @@ func (l *Log) laterAppend(s scan, floor uint64, lim int) (int, uint64) {
 			}
 			w1 >>= 1
 		}
-		if !newer(w1) {
+		if !newer(w1 & seqMask) {
 			continue // a cheap filter before the checks
 		}
 		e, err := l.decode(off, l.hi)
 		if err != nil || !newer(e.seq) {
 			continue
 		}
-		if single {
+		switch first := e.seq - uint64(e.idx); {
+		case single:
+			return off, e.seq
+		case known:
+			if !fromInterrupted(e) {
+				return off, e.seq
+			}
+		case !haveBase:
+			base, haveBase = first, true
+		case (first-base)&idxMask != 0:
 			return off, e.seq
 		}
-		if e.more {
+		if e.more || known {
 			continue
 		}
 		next := l.alignUp(off + e.fp)
@@ -457,7 +596,7 @@ func bare(err error) string {
 // not clean free space, or -1.
 func (l *Log) firstDirty(from, to int) int {
 	for off := from; off < to; {
-		next := min(to, (off+HeaderSize)&^(HeaderSize-1))
+		next := min(to, (off+BlockSize)&^(BlockSize-1))
 		if !l.isClean(l.mem[off:next]) {
 			for ; off < next; off += 8 {
 				if !l.isClean(l.mem[off : off+8]) {
@@ -490,7 +629,7 @@ func (l *Log) zeroAhead(from, to int) error {
 	if from >= to {
 		return nil
 	}
-	if first := min(to, (from+HeaderSize)&^(HeaderSize-1)); l.isClean(l.mem[from:first]) {
+	if first := min(to, (from+BlockSize)&^(BlockSize-1)); l.isClean(l.mem[from:first]) {
 		_, err := l.scrub(from, to)
 		return err
 	}
@@ -513,7 +652,7 @@ func (l *Log) rewrite(from, to int, c byte, ok func([]byte) bool) (int, error) {
 		return err
 	}
 	for off := from; off < to; {
-		next := min(to, (off+HeaderSize)&^(HeaderSize-1))
+		next := min(to, (off+BlockSize)&^(BlockSize-1))
 		if ok(l.mem[off:next]) {
 			if err := flush(off); err != nil {
 				return done, err

@@ -51,7 +51,7 @@ func Split(r *persist.Region, n int) ([]Part, error) {
 	if err := r.Readable(); err != nil {
 		return nil, regionErr(err, "split")
 	}
-	size := r.Size() / n &^ (HeaderSize - 1)
+	size := r.Size() / n &^ (BlockSize - 1)
 	if size < MinSize {
 		return nil, fmt.Errorf("%w: %d parts of a %d-byte region are smaller than a log's minimum %d", ErrInvalid, n, r.Size(), MinSize)
 	}
@@ -79,8 +79,8 @@ func CreateSet(parts []Part, opts *Options) (*Set, error) {
 		if gs[i], err = createGeometry(p.Region, o, p.Offset, p.Size); err != nil {
 			return nil, memberErr(i, err)
 		}
-		if p.Offset%HeaderSize != 0 || p.Offset < 0 {
-			return nil, fmt.Errorf("%w: set member %d: Offset %d is not a multiple of %d", ErrInvalid, i, p.Offset, HeaderSize)
+		if p.Offset%BlockSize != 0 || p.Offset < 0 {
+			return nil, fmt.Errorf("%w: set member %d: Offset %d is not a multiple of %d", ErrInvalid, i, p.Offset, BlockSize)
 		}
 		for j := range i {
 			if parts[j].Region == p.Region && gs[j].base < gs[i].end() && gs[i].base < gs[j].end() {
@@ -121,8 +121,10 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 		return nil, err
 	}
 	hs := make([]header, len(parts))
+	fromCopy := make([]string, len(parts))
 	for i, p := range parts {
-		h, err := readHeader(p.Region, p.Offset)
+		h, fc, err := readHeader(p.Region, p.Offset, p.Size)
+		fromCopy[i] = fc
 		if err != nil {
 			return nil, memberErr(i, err)
 		}
@@ -153,7 +155,7 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 			return nil, memberErr(i, err)
 		}
 		s.logs[i] = l
-		if err := l.recover(hs[0].setFloor, o.Salvage); err != nil {
+		if err := l.recover(hs[0].setFloor, o.Salvage, fromCopy[i]); err != nil {
 			s.release()
 			return nil, memberErr(i, err)
 		}
@@ -161,7 +163,7 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 	}
 	s.next.Store(next)
 	for _, l := range s.logs {
-		l.report.NextSeq = next
+		l.rec.NextSeq = next
 	}
 	return s, nil
 }
@@ -183,8 +185,8 @@ func setOptions(parts []Part, opts *Options) (*Options, error) {
 		if err := checkRegion(p.Region); err != nil {
 			return nil, memberErr(i, err)
 		}
-		if p.Size < 0 || p.Size%HeaderSize != 0 {
-			return nil, fmt.Errorf("%w: set member %d: Size %d is not a multiple of %d", ErrInvalid, i, p.Size, HeaderSize)
+		if p.Size < 0 || p.Size%BlockSize != 0 {
+			return nil, fmt.Errorf("%w: set member %d: Size %d is not a multiple of %d", ErrInvalid, i, p.Size, BlockSize)
 		}
 	}
 	return o, nil
@@ -202,11 +204,11 @@ func (s *Set) Log(i int) *Log { return s.logs[i] }
 // NextSeq returns the sequence number the next append to any member gets.
 func (s *Set) NextSeq() uint64 { return s.next.Load() }
 
-// Reports returns what OpenSet found in each member.
-func (s *Set) Reports() []Report {
-	r := make([]Report, len(s.logs))
+// Recovered returns what OpenSet found in each member (Log.Recovered).
+func (s *Set) Recovered() []Recovery {
+	r := make([]Recovery, len(s.logs))
 	for i, l := range s.logs {
-		r[i] = l.Report()
+		r[i] = l.Recovered()
 	}
 	return r
 }
@@ -234,6 +236,7 @@ func (s *Set) Reset() error {
 	if err := l0.storeWord(offSetFloor, s.next.Load()); err != nil {
 		return l0.fail(err)
 	}
+	l0.setFloor = s.next.Load()
 	for _, l := range s.logs {
 		if err := l.reset(); err != nil {
 			return memberErr(l.member, l.fail(err))

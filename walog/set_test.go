@@ -360,7 +360,7 @@ func TestSetMember(t *testing.T) {
 			require.NoError(t, err)
 			check(s)
 			require.Equal(t, uint64(32), s.NextSeq())
-			for _, rep := range s.Reports() {
+			for _, rep := range s.Recovered() {
 				require.NoError(t, rep.Stop)
 				require.Equal(t, uint64(32), rep.NextSeq)
 			}
