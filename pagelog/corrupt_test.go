@@ -11,6 +11,7 @@ import (
 
 	"github.com/braid-pm/braid/pagelog"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
 )
 
 // Corruption tests: bytes of a closed, valid store are damaged after the
@@ -60,7 +61,8 @@ func lineMask(ps, line int) pagelog.Lines {
 // a Read or Check returned an error (which must wrap ErrCorrupt), "wrong"
 // when a Read returned bytes that are not the page's last version,
 // "repaired" when Open restored a page from its backup (Checksum: damage to
-// a page in place looks like a torn write) and every page was right,
+// a page in place looks like a torn write) or a superblock or micro-log
+// header from its copy, and every page was right,
 // "silent" when everything passed and every page was right.
 func outcome(t *testing.T, r *persist.Region, want [][]byte, o *pagelog.Options) (string, error) {
 	s, err := pagelog.Open(r, o)
@@ -93,7 +95,7 @@ func outcome(t *testing.T, r *persist.Region, want [][]byte, o *pagelog.Options)
 	if detected {
 		return "error", nil
 	}
-	if s.Recovery().Restored > 0 {
+	if rec := s.Recovery(); rec.Restored > 0 || rec.Superblock != "" || len(rec.Logs) > 0 {
 		return "repaired", nil
 	}
 	return "silent", nil
@@ -130,8 +132,9 @@ func sweepAll(t *testing.T, r *persist.Region, lo, hi int, want [][]byte, o *pag
 	return silent, repaired
 }
 
-// TestFlipHeaders: every single-byte change of the superblock and of every
-// slot header is reported; none returns a wrong page. In the geometry of
+// TestFlipHeaders: every single-byte change of one copy of the superblock
+// is repaired from the other, and of every slot header is reported; none
+// returns a wrong page. In the geometry of
 // the sweep that found format 1's unchecked headers returning wrong pages
 // (16 pages of 4 KiB, 8 spares) and in a small one with 3 lanes and
 // wrapping versions.
@@ -149,8 +152,11 @@ func TestFlipHeaders(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s/%d", cfgName(c), g.PageSize), func(t *testing.T) {
 				s, r, want := sweepStore(t, o)
-				silent := sweep(t, r, 0, 64, want, nil, flips)
-				require.Empty(t, silent, "superblock flips not reported")
+				for _, at := range []int{0, pagelog.SuperCopyOffset} {
+					silent, repaired := sweepAll(t, r, at, at+64, want, nil, flips)
+					require.Empty(t, silent, "superblock flips neither reported nor repaired")
+					require.Len(t, repaired, 64*len(flips), "every flip of one copy of the superblock is repaired from the other")
+				}
 				lo, hi := pagelog.HeaderOffset(s, 0), pagelog.HeaderOffset(s, s.Slots())
 				silent, repaired := sweepAll(t, r, lo, hi, want, nil, flips)
 				if o.Layout != pagelog.Checksum {
@@ -223,13 +229,13 @@ func TestFlipPayloads(t *testing.T) {
 
 // TestFlipMicroLog: a lane's micro log (a walog PopLog) holding entries
 // for the current versions of its pages, whose lines in place have not
-// been written back: every single-byte change of the log's header or
-// entries is reported by Open (walog's header checks and per-entry
-// CRC-32C, then the entry decoder), or — for damage to the last entry that
-// has the shape of an append torn by a crash — drops that entry; never is
-// a wrong page returned. Here the lines in place are intact, so a dropped
-// entry loses nothing; after a real crash it would be the in-flight
-// write's.
+// been written back, in a store closed cleanly: every single-byte change
+// of the log's header is repaired from the header's copy, and of its
+// entries is reported by Open (walog's per-entry CRC-32C and the tail its
+// clean-shutdown word recorded, then the entry decoder); never is a wrong
+// page returned, and no damage passes as a torn append. (After a crash,
+// damage to the last entry that has the shape of a torn append drops it;
+// walog's campaign measures that.)
 func TestFlipMicroLog(t *testing.T) {
 	for _, c := range configs {
 		if c.Layout == pagelog.Checksum {
@@ -253,12 +259,13 @@ func TestFlipMicroLog(t *testing.T) {
 			require.Equal(t, 2, pagelog.MicroLogEntries(s, 1))
 			require.NoError(t, s.Close())
 			lo := pagelog.LogOffset(s, 1)
-			hi := lo + 256 + 2*(32+8+128+24) // header, two entries
-			silent := sweep(t, r, lo, hi, want, nil, []byte{0x01, 0x80, 0xff})
+			hi := lo + walog.HeaderSize + 2*(32+8+128+24) // header and its copy, two entries
+			silent, repaired := sweepAll(t, r, lo, hi, want, nil, []byte{0x01, 0x80, 0xff})
 			flipped := 3 * (hi - lo)
-			t.Logf("%d flips of the log: %d reported, %d dropped the last entry as torn (no page wrong)", flipped, flipped-len(silent), len(silent))
-			for _, off := range silent {
-				require.GreaterOrEqual(t, off, hi-(32+8+128+24), "a flip at byte %d before the last entry went unreported", off-lo)
+			t.Logf("%d flips of the log: %d reported, %d repaired from the header's copy, %d silent", flipped, flipped-len(silent)-len(repaired), len(repaired), len(silent))
+			require.Empty(t, silent, "the log was closed cleanly: no flip passes as a torn append")
+			for _, off := range repaired {
+				require.Less(t, off, lo+walog.HeaderSize, "a flip at byte %d of the entries was repaired", off-lo)
 			}
 		})
 	}

@@ -45,6 +45,11 @@ const (
 	// page's lane (Packed): an old version can then outlive 2^verBits
 	// writes of its page and look newer than the current one.
 	brokenNoLaneAffinity
+	// brokenZeroSuper makes Create invalidate the old superblocks by
+	// zeroing their magics instead of marking them "being created": a
+	// crash during Create over a store leaves zeroed superblocks over its
+	// bytes, which Open reports as a damaged store, not "no store".
+	brokenZeroSuper
 )
 
 // writeCoW writes the new version of pid into its lane's spare slot and
@@ -162,7 +167,7 @@ func (s *Store) streamCRC(ln *lane, h []byte, pid uint64, page []byte) error {
 func (s *Store) commitTwoWord(sp int, h []byte, pid, pvn uint64) (uint64, error) {
 	pw := seal(usedBit | pid)
 	if s.broken == brokenPVNFirst {
-		persist.Store64(h[8:], seal(pvn))
+		persist.Store64(h[8:], seal(verMark|pvn))
 		if err := s.r.Persist(h[8:16]); err != nil {
 			return 0, err
 		}
@@ -172,9 +177,10 @@ func (s *Store) commitTwoWord(sp int, h []byte, pid, pvn uint64) (uint64, error)
 	if persist.Load64(h) != pw {
 		persist.Store64(h, pw)
 		old, ok := unseal(persist.Load64(h[8:]))
-		if !ok {
+		if !ok || old&verMark == 0 {
 			return 0, corrupt("version word of spare slot %d fails its check", sp)
 		}
+		old &^= verMark
 		if old >= pvn {
 			return old, s.r.Persist(h[:8])
 		}
@@ -188,6 +194,6 @@ func (s *Store) commitTwoWord(sp int, h []byte, pid, pvn uint64) (uint64, error)
 			return 0, err
 		}
 	}
-	persist.Store64(h[8:], seal(pvn))
+	persist.Store64(h[8:], seal(verMark|pvn))
 	return pvn, s.r.Persist(h[8:16])
 }

@@ -2,6 +2,7 @@ package pagelog_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -271,7 +272,7 @@ func versionScript(ps int) []crashOp {
 
 // A micro log of the smallest size for 256-byte pages: two entries of one
 // or two lines, then it wraps.
-const smallLog = 768
+const smallLog = 1024
 
 // correctCases must pass.
 var correctCases = []crashCase{
@@ -428,4 +429,134 @@ func TestCrashHeaderVerdicts(t *testing.T) {
 			})
 		}
 	}
+}
+
+// createReused is a crash test of Create over an area that holds a store:
+// a Packed store is created and every page written, it is closed, and a
+// store of layout l2 is created over it (with the broken variant bk, when
+// set) and its pages written. A crash before the second Create began
+// recovers the first store; during it, the first store exactly as it was
+// (the crash came before Create's first barrier), ErrNoStore ("a Create
+// did not finish") or the new store with zero pages; after it, the new
+// store's pages — never the old superblock over new headers, nor a
+// zeroed superblock over the old store.
+func createReused(t testing.TB, l2 pagelog.Layout, bk string) (crash.Config, func(*crash.Run) error, func(*crash.Image) error) {
+	o1 := pagelog.Options{Pages: 3, Slots: 4, PageSize: crashPageSize, MicroLogBytes: 2048}
+	o2 := o1
+	o2.Layout = l2
+	if l2 == pagelog.Checksum {
+		o2.MicroLogBytes = 0
+	}
+	size, err := pagelog.Footprint(&o1)
+	require.NoError(t, err)
+	size2, err := pagelog.Footprint(&o2)
+	require.NoError(t, err)
+	cfg := crash.Config{Regions: []crash.Spec{{Name: "pm", Size: max(size, size2), Garbage: true}}, Seed: 1, MaxImages: 16}
+	var (
+		phase int // 0 first store, 1 creating the second, 2 second store
+		acked [][]byte
+		fly   = -1
+	)
+	pages := func(v int) [][]byte { // version v of every page; 0: zeroes
+		out := make([][]byte, o1.Pages)
+		for p := range out {
+			out[p] = make([]byte, crashPageSize)
+			if v > 0 {
+				out[p] = pattern(uint64(p), v, crashPageSize)
+			}
+		}
+		return out
+	}
+	workload := func(w *crash.Run) error {
+		phase, acked, fly = 0, nil, -1
+		s, err := pagelog.Create(w.Region("pm"), &o1)
+		if err != nil {
+			return err
+		}
+		acked = pages(0)
+		for p, pg := range pages(1) {
+			fly = p
+			if err := s.Write(uint64(p), pg); err != nil {
+				return err
+			}
+			acked[p], fly = pg, -1
+		}
+		if err := s.Close(); err != nil {
+			return err
+		}
+		phase = 1
+		if bk != "" {
+			s, err = pagelog.CreateBroken(w.Reopen("pm"), &o2, bk)
+		} else {
+			s, err = pagelog.Create(w.Reopen("pm"), &o2)
+		}
+		if err != nil {
+			return err
+		}
+		phase = 2
+		acked = pages(0)
+		for p, pg := range pages(2) {
+			fly = p
+			if err := s.Write(uint64(p), pg); err != nil {
+				return err
+			}
+			acked[p], fly = pg, -1
+		}
+		return s.Close()
+	}
+	check := func(img *crash.Image) error {
+		s, err := pagelog.Open(img.Region("pm"), nil)
+		switch {
+		case err == nil:
+		case phase == 1 && errors.Is(err, pagelog.ErrNoStore):
+			return nil
+		case phase == 0 && acked == nil:
+			return nil // the first Create had not finished (over garbage)
+		default:
+			return fmt.Errorf("phase %d: open: %w", phase, err)
+		}
+		defer s.Close()
+		buf := make([]byte, crashPageSize)
+		same := func(want [][]byte, inflight int, alt [][]byte) error {
+			for p := range want {
+				if err := s.Read(uint64(p), buf); err != nil {
+					return fmt.Errorf("phase %d: read %d: %w", phase, p, err)
+				}
+				if !bytes.Equal(buf, want[p]) && (p != inflight || !bytes.Equal(buf, alt[p])) {
+					return fmt.Errorf("phase %d: page %d is neither its acknowledged nor its in-flight version (a %v store)", phase, p, s.Layout())
+				}
+			}
+			return nil
+		}
+		switch {
+		case phase == 0 || phase == 2:
+			return same(acked, fly, pages(max(phase, 1)))
+		case s.Layout() == pagelog.Packed && same(pages(1), -1, nil) == nil:
+			return nil // the old store, as it was
+		case s.Layout() == l2:
+			return same(pages(0), -1, nil) // the new store, empty
+		}
+		return fmt.Errorf("phase 1: a %v store that is neither the old one nor the new empty one", s.Layout())
+	}
+	return cfg, workload, check
+}
+
+// TestCrashCreateReused crashes Create over a store; the broken variant
+// that zeroes the old superblocks first (as format 3 did) leaves zeroed
+// superblocks over the old store's bytes, which Open rightly reports as a
+// damaged store rather than "no store".
+func TestCrashCreateReused(t *testing.T) {
+	for _, l := range layouts {
+		t.Run(l.String(), func(t *testing.T) {
+			cfg, wl, ck := createReused(t, l, "")
+			crash.Test(t, cfg, wl, ck)
+		})
+	}
+	t.Run("broken-zero-super", func(t *testing.T) {
+		rep, err := crash.Check(createReused(t, pagelog.TwoWord, "zero-super"))
+		require.NoError(t, err)
+		require.NotEmpty(t, rep.Failures, "the broken variant was not caught")
+		require.Contains(t, rep.Failures[0].Error(), "not an empty area")
+		t.Logf("variant zero-super: caught (%s)", rep.Failures[0].Summary())
+	})
 }

@@ -106,7 +106,7 @@
 //     paper's cheaper variant) it is safe only if cache lines are written
 //     back whole: the crash simulator in line-atomic mode passes it, in the
 //     default word-atomic mode it finds the pvn on the media without the
-//     pid. TwoWord versions only grow; a page that reaches 2^48-2 of them
+//     pid. TwoWord versions only grow; a page that reaches 2^47-2 of them
 //     gets ErrVersionExhausted.
 //
 // Micro log (WriteLines with few dirty lines, copy-on-write layouts). Each

@@ -29,6 +29,12 @@ var (
 	// format version this build does not read. It matches
 	// persist.ErrBadFormat.
 	ErrBadFormat = persist.NewError("pagelog: not a pagelog store", persist.ErrBadFormat)
+	// ErrNoStore is returned by Open for an area that holds nothing: no
+	// superblock and no data, or a Create that did not finish. It is
+	// never returned for an area whose superblock was damaged over a store
+	// (that is ErrCorrupt). It matches ErrBadFormat (and so
+	// persist.ErrBadFormat).
+	ErrNoStore = persist.NewError("pagelog: no store here", ErrBadFormat)
 	// ErrPageSize is returned for a page buffer whose length is not the
 	// store's page size, and by Open when Options ask for another page
 	// size than the store has. It matches persist.ErrInvalid.
@@ -51,7 +57,7 @@ var (
 	// version to settle). It matches persist.ErrReadOnly.
 	ErrReadOnly = persist.NewError("pagelog: store is read-only", persist.ErrReadOnly)
 	// ErrVersionExhausted is returned by a write to a TwoWord store when
-	// the page has had 2^48-2 versions (Packed versions wrap and never run
+	// the page has had 2^47-2 versions (Packed versions wrap and never run
 	// out).
 	ErrVersionExhausted = errors.New("pagelog: page version numbers exhausted")
 

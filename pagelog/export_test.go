@@ -1,6 +1,7 @@
 package pagelog
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/braid-pm/braid/persist"
@@ -20,6 +21,7 @@ var brokenByName = map[string]broken{
 	"checksum-no-backup-fence": brokenNoBackupFence,
 	"late-crc":                 brokenLateCRC,
 	"no-lane-affinity":         brokenNoLaneAffinity,
+	"zero-super":               brokenZeroSuper,
 }
 
 func brokenNamed(name string) broken {
@@ -42,6 +44,11 @@ func OpenBroken(r *persist.Region, o *Options, name string) (*Store, error) {
 		s.broken = b
 	}
 	return s, err
+}
+
+// CreateBroken is Create with the named broken variant active during it.
+func CreateBroken(r *persist.Region, o *Options, name string) (*Store, error) {
+	return create(r, o, brokenNamed(name))
 }
 
 // DecodeHeader exposes the slot-header decoder to the fuzz target.
@@ -94,14 +101,29 @@ func MicroLogEntries(s *Store, l int) int { return s.lanes[l].log.Stats().Entrie
 // Create or Open.
 func MicroLogWraps(s *Store, l int) int { return s.lanes[l].log.Stats().Wraps }
 
-// DecodeSuper exposes the superblock decoder to the fuzz target.
-func DecodeSuper(b []byte) error {
+// DecodeSuper exposes the superblock decoder to the fuzz target: the
+// error of a copy of the given role that is not sound (nil when it is).
+func DecodeSuper(b []byte, role byte) error {
 	if len(b) < superUsed {
 		return ErrBadFormat
 	}
-	_, err := decodeSuper(b)
-	return err
+	c := decodeSuper(b, role)
+	switch {
+	case c.state == superSound:
+		return nil
+	case c.err != nil:
+		return c.err
+	case c.state == superZero || c.state == superCreating:
+		return fmt.Errorf("%w: %s", ErrNoStore, c.why)
+	}
+	return fmt.Errorf("%w: %s", ErrBadFormat, c.why)
 }
+
+// SuperCopyOffset is where the superblock's copy lies in the store.
+const SuperCopyOffset = superCopyOff
+
+// CreatingMagic is the magic Create writes first.
+var CreatingMagic = creatingMagic
 
 // Seal, Unseal and CRC16 expose the sealed-word code.
 func Seal(d uint64) uint64           { return seal(d) }

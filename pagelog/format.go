@@ -2,133 +2,10 @@ package pagelog
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 
-	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
-
-// The superblock: the first 64 bytes of the store, little-endian.
-//
-//	@0  magic     u64  "braidPGL"
-//	@8  version   u32  formatVersion
-//	@12 layout    u32  Packed, TwoWord or Checksum
-//	@16 pageSize  u32
-//	@20 pidBits   u32  (Packed; 0 otherwise)
-//	@24 pages     u64
-//	@32 slots     u64
-//	@40 flags     u32  flagPayloadCRC
-//	@44 logBytes  u32  bytes of each lane's micro log (0 for Checksum)
-//	@48 reserved  8 bytes, zero
-//	@56 crc       u32  CRC32C of bytes [0, 56)
-//	@60 reserved  u32, zero
-//
-// Format 1 (unchecked slot headers) is not read: its headers could not
-// tell a bit flip from a page id. Neither is format 2, whose micro log was
-// one entry per lane in a log of its own, written with four barriers.
-const (
-	magic         = 0x4c4750646961_7262 // "braidPGL" little-endian
-	formatVersion = 3
-	superUsed     = 64
-
-	flagPayloadCRC = 1 << 0
-	knownFlags     = flagPayloadCRC
-)
-
-// super is the decoded superblock.
-type super struct {
-	layout     Layout
-	pageSize   int
-	pidBits    int
-	pages      int
-	slots      int
-	payloadCRC bool
-	logBytes   int
-}
-
-func encodeSuper(b []byte, s super) {
-	clear(b[:superUsed])
-	le := binary.LittleEndian
-	le.PutUint64(b[0:], magic)
-	le.PutUint32(b[8:], formatVersion)
-	le.PutUint32(b[12:], uint32(s.layout))
-	le.PutUint32(b[16:], uint32(s.pageSize))
-	le.PutUint32(b[20:], uint32(s.pidBits))
-	le.PutUint64(b[24:], uint64(s.pages))
-	le.PutUint64(b[32:], uint64(s.slots))
-	if s.payloadCRC {
-		le.PutUint32(b[40:], flagPayloadCRC)
-	}
-	le.PutUint32(b[44:], uint32(s.logBytes))
-	le.PutUint32(b[56:], persist.CRC32C(b[:56]))
-}
-
-// decodeSuper checks and decodes a superblock (at least superUsed bytes).
-func decodeSuper(b []byte) (super, error) {
-	var s super
-	le := binary.LittleEndian
-	if m := le.Uint64(b[0:]); m != magic {
-		// A superblock whose CRC holds with the right magic is a damaged
-		// store, not something else.
-		var fixed [56]byte
-		copy(fixed[:], b[:56])
-		le.PutUint64(fixed[:], magic)
-		if persist.CRC32C(fixed[:]) == le.Uint32(b[56:]) {
-			return s, corrupt("superblock magic %q, want %q", b[0:8], "braidPGL")
-		}
-		return s, fmt.Errorf("%w: the superblock holds %s", ErrBadFormat, pmheader.Identify(b))
-	}
-	if c, want := le.Uint32(b[56:]), persist.CRC32C(b[:56]); c != want {
-		return s, corrupt("superblock checksum %#08x, computed %#08x", c, want)
-	}
-	if r := le.Uint32(b[60:]); r != 0 {
-		return s, corrupt("superblock reserved word %#08x, want 0", r)
-	}
-	if v := le.Uint32(b[8:]); v != formatVersion {
-		return s, fmt.Errorf("%w: format version %d, this build reads %d", ErrBadFormat, v, formatVersion)
-	}
-	if f := le.Uint32(b[40:]); f&^knownFlags != 0 {
-		return s, fmt.Errorf("%w: unknown flags %#x", ErrBadFormat, f&^knownFlags)
-	}
-	for i := 48; i < 56; i++ {
-		if b[i] != 0 {
-			return s, corrupt("superblock reserved byte %d is %#02x, want 0", i, b[i])
-		}
-	}
-	l, ps, pb := le.Uint32(b[12:]), le.Uint32(b[16:]), le.Uint32(b[20:])
-	pages, slots := le.Uint64(b[24:]), le.Uint64(b[32:])
-	crcFlag := le.Uint32(b[40:])&flagPayloadCRC != 0
-	switch {
-	case l < uint32(Packed) || l > uint32(Checksum):
-		return s, corrupt("superblock layout %d", l)
-	case ps < MinPageSize || ps > MaxPageSize || ps%MinPageSize != 0:
-		return s, corrupt("superblock page size %d", ps)
-	case slots == 0 || slots > formatMaxSlots || pages == 0 || pages >= slots || slots-pages > MaxSpares:
-		return s, corrupt("superblock says %d pages in %d slots", pages, slots)
-	case slots > MaxSlots:
-		// A valid store, of more slots than an int counts (32-bit only).
-		return s, fmt.Errorf("%w: the store has %d slots, more than a %d-bit process can map (%d)", ErrTooSmall, slots, bits.UintSize, MaxSlots)
-	case crcFlag && l == uint32(Checksum):
-		return s, corrupt("superblock: payload-CRC flag on the checksum layout")
-	}
-	lb := le.Uint32(b[44:])
-	switch {
-	case l == uint32(Checksum) && lb != 0:
-		return s, corrupt("superblock: micro logs of %d bytes on the checksum layout", lb)
-	case l != uint32(Checksum) && (lb%walogHeader != 0 || int(lb) < minMicroLogBytes(int(ps)) || lb > maxMicroLogBytes):
-		return s, corrupt("superblock: micro logs of %d bytes for %d-byte pages", lb, ps)
-	}
-	s = super{layout: Layout(l), pageSize: int(ps), pidBits: int(pb), pages: int(pages), slots: int(slots), payloadCRC: crcFlag, logBytes: int(lb)}
-	if s.layout == Packed {
-		if pb < uint32(pidBitsFor(s.pages)) || pb > maxPIDBits {
-			return s, corrupt("superblock pid bits %d for %d pages", pb, pages)
-		}
-	} else if pb != 0 {
-		return s, corrupt("superblock pid bits %d for layout %v", pb, s.layout)
-	}
-	return s, nil
-}
 
 // Sealed words. Every word of a copy-on-write slot header (and the page
 // CRC word of a micro-log entry) is "sealed": 48 bits of data and a 16-bit
@@ -146,12 +23,22 @@ func decodeSuper(b []byte) (super, error) {
 // bits (any damage confined to one or two adjacent bytes);
 // TestSealDetects enumerates all of these patterns. Other damage passes
 // with probability 2^-16 per word.
+//
+// 0 seals 0, so a word zeroed by damage would pass its check: no header
+// word of a valid store is ever zero. An unused slot holds unusedMark (its
+// page-id word, or Packed's header word), a TwoWord version word always
+// carries verMark, so a zeroed header word is corruption, not "unused"
+// or "version 0" (which would let a page's previous version in its lane's
+// spare take the place of the current one unseen).
 const (
 	sealData = 48
 	dataMask = 1<<sealData - 1
-	// usedBit marks a used slot in the data of a page-id word: a zero
-	// word (sealed 0) is an unused slot.
+	// usedBit marks a used slot in the data of a page-id word.
 	usedBit = 1 << (sealData - 1)
+	// unusedMark is the data of the page-id word of an unused slot.
+	unusedMark = 1
+	// verMark is set in the data of every TwoWord version word.
+	verMark = 1 << (sealData - 1)
 )
 
 // crc16Masks[j] has bit i set when bit j of the CRC of data 1<<i is set:
@@ -208,14 +95,15 @@ func unseal(w uint64) (uint64, bool) {
 // sealed(used | pvn<<pidBits | pid), written with one 8-byte store. The
 // pvn has 47-pidBits bits and counts modulo 2^(47-pidBits): a page has at
 // most two slots naming it, whose versions differ by one (see
-// recoverCoW), so the newer one is the one a step ahead. 0 is an unused
-// slot.
+// recoverCoW), so the newer one is the one a step ahead. sealed(unusedMark)
+// is an unused slot; 0 is corruption.
 //
 // TwoWord (16 bytes; 32 with payload CRCs; both words on one cache line):
-// word 0 sealed(used | pid) (0 = unused), word 1 sealed(pvn) with pvn <
-// 2^48. The pid is stored before the pvn, so a used slot may show any
-// pvn, including 0 (the slot was unused before); an unused slot with a
-// pvn is not a state any crash leaves.
+// word 0 sealed(used | pid) (sealed(unusedMark) = unused), word 1
+// sealed(verMark | pvn) with pvn < 2^47. The pid is stored before the pvn,
+// so a used slot may show any pvn, including 0 (the slot was unused
+// before); an unused slot with a pvn is not a state any crash leaves, nor
+// is a zero word.
 //
 // Payload CRC (Packed word 1, TwoWord word 2): sealed(CRC32C(payload,
 // pid)), written before the commit word's barrier; TwoWord word 3 is 0.
@@ -246,10 +134,13 @@ func (g *geometry) decodeHeader(i int, h []byte) (header, error) {
 		if !ok {
 			return hd, corrupt("slot %d: header %#016x fails its check", i, w)
 		}
-		if d != 0 {
-			if d&usedBit == 0 {
-				return hd, corrupt("slot %d: header %#016x is neither used nor zero", i, w)
-			}
+		switch {
+		case d == 0:
+			return hd, corrupt("slot %d: header is zero (zeroed: an unused slot has its own mark)", i)
+		case d == unusedMark:
+		case d&usedBit == 0:
+			return hd, corrupt("slot %d: header %#016x is neither used nor unused", i, w)
+		default:
 			d &^= usedBit
 			hd = header{used: true, pid: d & (1<<g.pidBits - 1), ver: d >> g.pidBits}
 			if hd.pid >= uint64(g.pages) {
@@ -266,14 +157,20 @@ func (g *geometry) decodeHeader(i int, h []byte) (header, error) {
 		if !ok {
 			return hd, corrupt("slot %d: version word %#016x fails its check", i, vw)
 		}
-		hd.ver = v
-		if p == 0 {
-			if v != 0 {
-				return hd, corrupt("slot %d: unused slot with version %d", i, v)
+		if v&verMark == 0 {
+			return hd, corrupt("slot %d: version word %#016x has no version mark (zeroed?)", i, vw)
+		}
+		hd.ver = v &^ verMark
+		switch {
+		case p == 0:
+			return hd, corrupt("slot %d: page-id word is zero (zeroed: an unused slot has its own mark)", i)
+		case p == unusedMark:
+			if hd.ver != 0 {
+				return hd, corrupt("slot %d: unused slot with version %d", i, hd.ver)
 			}
-		} else {
+		default:
 			if p&usedBit == 0 {
-				return hd, corrupt("slot %d: page-id word %#016x is neither used nor zero", i, pw)
+				return hd, corrupt("slot %d: page-id word %#016x is neither used nor unused", i, pw)
 			}
 			hd.used, hd.pid = true, p&^usedBit
 			if hd.pid >= uint64(g.pages) {

@@ -111,11 +111,12 @@ func le64s(ws ...uint64) []byte {
 func FuzzDecodeSuper(f *testing.F) {
 	s, r := mustCreate(f, pagelog.Options{Pages: 5, PageSize: 256})
 	s.Close()
-	f.Add(append([]byte(nil), r.Bytes()[:64]...))
-	f.Add(make([]byte, 10))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		err := pagelog.DecodeSuper(b)
-		if err != nil && !errors.Is(err, pagelog.ErrBadFormat) && !errors.Is(err, persist.ErrCorrupt) {
+	f.Add(append([]byte(nil), r.Bytes()[:64]...), byte(0))
+	f.Add(append([]byte(nil), r.Bytes()[pagelog.SuperCopyOffset:pagelog.SuperCopyOffset+64]...), byte(1))
+	f.Add(make([]byte, 10), byte(0))
+	f.Fuzz(func(t *testing.T, b []byte, role byte) {
+		err := pagelog.DecodeSuper(b, role&1)
+		if err != nil && !errors.Is(err, pagelog.ErrBadFormat) && !errors.Is(err, persist.ErrCorrupt) && !errors.Is(err, persist.ErrTooSmall) {
 			t.Fatalf("unexpected error kind: %v", err)
 		}
 	})

@@ -281,6 +281,9 @@ func (s *Store) replayLogs() error {
 			return logError(l, err)
 		}
 		ln.log = wl
+		if h := wl.Recovered().Header; h != "" {
+			s.rec.Logs = append(s.rec.Logs, fmt.Sprintf("the micro log of lane %d (%s)", l, h))
+		}
 		n, err := s.readLog(l, &lg, mask)
 		if err != nil {
 			return err

@@ -11,10 +11,15 @@ import (
 
 // Create formats a new store in r, overwriting whatever r holds, and returns
 // it open. When Create returns nil, the empty store is durable: every page
-// reads as zeros. A crash during Create leaves a region that Open rejects
-// (ErrBadFormat or ErrCorrupt); run Create again. A read-only region is
+// reads as zeros. A crash during Create leaves the area as it was (when it
+// came before Create's first barrier), ErrNoStore ("a Create did not
+// finish": run Create again) or the new store. A read-only region is
 // ErrReadOnly, a closed one an error wrapping persist.ErrClosed.
-func Create(r *persist.Region, opts *Options) (_ *Store, err error) {
+func Create(r *persist.Region, opts *Options) (*Store, error) {
+	return create(r, opts, correct)
+}
+
+func create(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 	g, o, err := createGeometry(r, opts)
 	if err != nil {
 		return nil, err
@@ -24,13 +29,16 @@ func Create(r *persist.Region, opts *Options) (_ *Store, err error) {
 		return nil, err
 	}
 	defer s.abandonOnError(&err)
-	// The old superblock goes first, so a crash below cannot leave an old
-	// superblock over half-formatted headers.
-	if persist.Load64(s.mem) != 0 {
-		persist.Store64(s.mem, 0)
-		if err := r.Persist(s.mem[:8]); err != nil {
-			return nil, err
-		}
+	// Both copies of the superblock are marked "being created" first (one
+	// barrier): from here a crash leaves "a Create did not finish", never
+	// an old superblock over half-formatted headers, nor a zeroed one over
+	// the old store's bytes.
+	invalid := creatingMagic
+	if bk == brokenZeroSuper {
+		invalid = 0
+	}
+	if err := s.storeMagics(invalid); err != nil {
+		return nil, err
 	}
 	if err := s.formatHeaders(); err != nil {
 		return nil, err
@@ -45,8 +53,7 @@ func Create(r *persist.Region, opts *Options) (_ *Store, err error) {
 	if err := r.Drain(); err != nil {
 		return nil, err
 	}
-	encodeSuper(s.mem, super{layout: g.layout, pageSize: g.pageSize, pidBits: int(g.pidBits), pages: g.pages, slots: g.slots, payloadCRC: g.crc, logBytes: g.logStride})
-	if err := r.Persist(s.mem[:superUsed]); err != nil {
+	if err := s.writeSupers(); err != nil {
 		return nil, err
 	}
 	s.initTables()
@@ -93,7 +100,7 @@ func createGeometry(r *persist.Region, opts *Options) (geometry, Options, error)
 // formatHeaders writes the slot header table of a new store and flushes it
 // (no fence): page p current in slot p at version 1, the spares unused
 // (Checksum: the homes at seq 0 with the CRC of a zero page, the backups
-// empty).
+// empty). No header word is zero (format.go says why).
 func (s *Store) formatHeaders() error {
 	g := &s.g
 	clear(s.mem[g.hdrOff:g.logOff])
@@ -108,9 +115,14 @@ func (s *Store) formatHeaders() error {
 		switch {
 		case g.layout == Packed && i < g.pages:
 			le.PutUint64(h, g.packedWord(p, 1))
+		case g.layout == Packed:
+			le.PutUint64(h, seal(unusedMark))
 		case g.layout == TwoWord && i < g.pages:
 			le.PutUint64(h, seal(usedBit|p))
-			le.PutUint64(h[8:], seal(1))
+			le.PutUint64(h[8:], seal(verMark|1))
+		case g.layout == TwoWord:
+			le.PutUint64(h, seal(unusedMark))
+			le.PutUint64(h[8:], seal(verMark))
 		case g.layout == Checksum && i < g.pages:
 			le.PutUint64(h, p)
 			le.PutUint64(h[16:], uint64(crcTail(zeroCRC, p, 0)))
@@ -191,10 +203,10 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 		return nil, err
 	}
 	avail := r.Size() - o.Offset
-	if avail < superUsed {
-		return nil, fmt.Errorf("%w: %d-byte region, offset %d", ErrBadFormat, r.Size(), o.Offset)
+	if avail < 0 {
+		return nil, fmt.Errorf("%w: offset %d is beyond the %d-byte region", ErrBadFormat, o.Offset, r.Size())
 	}
-	sb, err := decodeSuper(r.Bytes()[o.Offset:])
+	sb, note, err := readSuper(r.Bytes()[o.Offset:], o.Offset)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +255,15 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 		err = s.recoverCoW()
 	}
 	if err == nil && !o.SkipScan {
-		err = s.scan()
+		s.rec.Damaged, err = s.scan()
+	}
+	if err == nil && !ro {
+		// The superblock's copies last: one that was damaged, or left
+		// "being created" by a crash at the end of Create, is rewritten.
+		// (On a read-only region the next writable Open does it.)
+		if _, err = s.syncSuper(); err == nil {
+			s.rec.Superblock = note
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -259,7 +279,7 @@ func newStore(r *persist.Region, g geometry, o Options) *Store {
 	if s.microMax == 0 {
 		s.microMax = DefaultMicroLogLines(g.pageSize)
 	}
-	s.maxVer = 1<<sealData - 2 // TwoWord: a pvn word holds 48 bits; one left for a tie
+	s.maxVer = verMark - 2 // TwoWord: a pvn word holds 47 bits; one left for a tie
 	s.pt = make([]entry, g.pages)
 	s.lanes = make([]lane, g.lanes)
 	return s
@@ -420,7 +440,7 @@ func (s *Store) recoverCoW() error {
 		}
 		s.pt[h.pid].ver = h.ver + 1
 		b := s.hdr(int(sl))
-		persist.Store64(b[8:], seal(h.ver+1))
+		persist.Store64(b[8:], seal(verMark|(h.ver+1)))
 		if err := s.r.Persist(b[8:16]); err != nil {
 			return err
 		}
@@ -512,16 +532,19 @@ func (s *Store) recoverChecksum() error {
 }
 
 // scan verifies the checksum of every page (payload CRCs, Checksum
-// layout); other stores have none.
-func (s *Store) scan() error {
+// layout; other stores have none) and returns the pages that fail it, in
+// order: one damaged page does not refuse the store (Read of it is
+// ErrCorrupt, a Write of it repairs it).
+func (s *Store) scan() ([]uint64, error) {
 	if s.g.layout != Checksum && !s.g.crc {
-		return nil
+		return nil, nil
 	}
+	var damaged []uint64
 	for p := range s.g.pages {
 		sl := s.slotOf(uint64(p))
 		if err := s.verify(uint64(p), sl, s.payload(sl)); err != nil {
-			return err
+			damaged = append(damaged, uint64(p))
 		}
 	}
-	return nil
+	return damaged, nil
 }

@@ -160,7 +160,7 @@ func DefaultMicroLogBytes(pageSize int) int {
 // minMicroLogBytes is the smallest micro log: its header and one entry of
 // a whole page.
 func minMicroLogBytes(pageSize int) int {
-	return roundUp(walogHeader+microFootprint(microMax(pageSize)), walogHeader)
+	return roundUp(walogHeader+microFootprint(microMax(pageSize)), walogBlock)
 }
 
 // Validate reports the first problem with the options, wrapping ErrInvalid
@@ -195,8 +195,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: FenceOnly applies to the TwoWord layout only, not %v", ErrInvalid, o.Layout)
 	case o.MicroLogBytes != 0 && o.Layout == Checksum:
 		return fmt.Errorf("%w: MicroLogBytes: the Checksum layout has no micro log", ErrInvalid)
-	case o.MicroLogBytes < 0 || o.MicroLogBytes%walogHeader != 0 || o.MicroLogBytes > maxMicroLogBytes:
-		return fmt.Errorf("%w: MicroLogBytes %d: want a multiple of %d up to %d (0 for the default)", ErrInvalid, o.MicroLogBytes, walogHeader, maxMicroLogBytes)
+	case o.MicroLogBytes < 0 || o.MicroLogBytes%walogBlock != 0 || o.MicroLogBytes > maxMicroLogBytes:
+		return fmt.Errorf("%w: MicroLogBytes %d: want a multiple of %d up to %d (0 for the default)", ErrInvalid, o.MicroLogBytes, walogBlock, maxMicroLogBytes)
 	}
 	if o.MicroLogBytes != 0 && o.PageSize != 0 && o.MicroLogBytes < minMicroLogBytes(o.PageSize) {
 		return fmt.Errorf("%w: MicroLogBytes %d cannot hold an entry of a whole %d-byte page (need %d)", ErrInvalid, o.MicroLogBytes, o.PageSize, minMicroLogBytes(o.PageSize))
@@ -219,8 +219,9 @@ func pidBitsFor(pages int) int {
 // Sizes of the on-media areas (see the package documentation for the map).
 const (
 	lineSize         = 64
-	superSize        = 4096 // superblock area: one line used, the rest reserved
+	superSize        = 2 * superCopyOff // superblock area: the superblock and its copy, a page each
 	walogHeader      = walog.HeaderSize
+	walogBlock       = walog.BlockSize
 	maxMicroLogBytes = 1 << 30
 	areaAlign        = 4096
 	packedHdrSize    = 8  // commit word; +8 with payload CRCs
@@ -280,7 +281,7 @@ func newGeometry(layout Layout, pageSize, pages, slots, pidBits int, crc bool, l
 		if logBytes == 0 {
 			logBytes = DefaultMicroLogBytes(pageSize)
 		}
-		if logBytes%walogHeader != 0 || logBytes < minMicroLogBytes(pageSize) || logBytes > maxMicroLogBytes {
+		if logBytes%walogBlock != 0 || logBytes < minMicroLogBytes(pageSize) || logBytes > maxMicroLogBytes {
 			return g, fmt.Errorf("%w: micro logs of %d bytes for %d-byte pages", ErrInvalid, logBytes, pageSize)
 		}
 		g.logStride = logBytes

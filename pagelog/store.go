@@ -1,6 +1,7 @@
 package pagelog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 )
@@ -79,20 +81,46 @@ type Recovery struct {
 	// Restored is the number of torn pages repaired from their backup
 	// (Checksum).
 	Restored int
+	// Damaged lists the pages whose payload failed its checksum when Open
+	// verified every page (payload CRCs, Checksum layout; not with
+	// SkipScan): Read of one is ErrCorrupt, a Write of it repairs it; the
+	// other pages read as usual. A page becomes damaged by media damage,
+	// or by a WriteLines that left a changed line unmarked.
+	Damaged []uint64
+	// Superblock says what Open found wrong with one of the superblock's
+	// two copies and rewrote from the other ("" when both were sound).
+	Superblock string
+	// Logs says, for each micro log whose header walog repaired from its
+	// copy, which lane and what (walog's Recovered().Header).
+	Logs []string
 }
 
 // String says what recovery did: "nothing to repair", or the pages it
-// replayed from micro logs and restored from backups.
+// replayed from micro logs and restored from backups, the superblock copy
+// it rewrote and the damaged pages it found.
 func (r Recovery) String() string {
-	if r == (Recovery{}) {
-		return "recovery: nothing to repair"
-	}
 	var parts []string
 	if r.Replayed > 0 {
 		parts = append(parts, fmt.Sprintf("replayed the micro-log lines of %d pages", r.Replayed))
 	}
 	if r.Restored > 0 {
 		parts = append(parts, fmt.Sprintf("restored %d torn pages from their backups", r.Restored))
+	}
+	if r.Superblock != "" {
+		parts = append(parts, fmt.Sprintf("repaired the superblock (%s)", r.Superblock))
+	}
+	for _, l := range r.Logs {
+		parts = append(parts, "repaired the header of "+l)
+	}
+	if n := len(r.Damaged); n > 0 {
+		list := fmt.Sprint(r.Damaged[:min(n, 8)])
+		if n > 8 {
+			list = list[:len(list)-1] + " ...]"
+		}
+		parts = append(parts, fmt.Sprintf("%d damaged pages %s (their Read is ErrCorrupt; a Write repairs one)", n, list))
+	}
+	if len(parts) == 0 {
+		return "recovery: nothing to repair"
 	}
 	return "recovery: " + strings.Join(parts, ", ")
 }
@@ -214,6 +242,12 @@ func (s *Store) WriteLines(pid uint64, page []byte, dirty []uint64) error {
 	if err != nil {
 		return err
 	}
+	if invariants.Enabled {
+		if msg := s.checkUnmarked(pid, page, dirty); msg != "" {
+			ln.mu.Unlock()
+			panic(msg)
+		}
+	}
 	switch {
 	case n == 0:
 	case s.g.layout == Checksum:
@@ -225,6 +259,24 @@ func (s *Store) WriteLines(pid uint64, page []byte, dirty []uint64) error {
 	}
 	ln.mu.Unlock()
 	return err
+}
+
+// checkUnmarked checks WriteLines' precondition, that every line of page
+// that dirty leaves unmarked equals the stored one, and returns what
+// breaks it ("" when nothing does): the invariants build panics with it.
+// The caller holds the page's lane.
+func (s *Store) checkUnmarked(pid uint64, page []byte, dirty []uint64) string {
+	stored := s.payload(s.slotOf(pid))
+	for i := range s.g.lines {
+		if dirty[i/64]&(1<<(i%64)) != 0 {
+			continue
+		}
+		lo, hi := i*lineSize, (i+1)*lineSize
+		if !bytes.Equal(page[lo:hi], stored[lo:hi]) {
+			return fmt.Sprintf("pagelog: WriteLines of page %d: line %d (bytes %d..%d) changed but is not marked dirty; the unmarked lines must equal the stored ones", pid, i, lo, hi)
+		}
+	}
+	return ""
 }
 
 // Read copies page pid into buf (len(buf) == PageSize()). It sees the last
@@ -263,7 +315,7 @@ func (s *Store) verify(pid uint64, sl int, page []byte) error {
 func (s *Store) verifyWord(pid uint64, sl int, seq, c uint64, page []byte) error {
 	if s.g.layout == Checksum {
 		if got := pageCRC(pid, seq, page); uint64(got) != c {
-			return corrupt("page %d version %d: CRC32C %#08x, header says %#08x", pid, seq, got, c)
+			return corrupt("page %d version %d: CRC32C %#08x, header says %#08x (%s)", pid, seq, got, c, payloadMismatch)
 		}
 		return nil
 	}
@@ -272,10 +324,13 @@ func (s *Store) verifyWord(pid uint64, sl int, seq, c uint64, page []byte) error
 		return corrupt("page %d (slot %d): payload CRC word %#016x fails its check", pid, sl, c)
 	}
 	if got := payloadCRC(pid, page); uint64(got) != want {
-		return corrupt("page %d (slot %d): payload CRC32C %#08x, header says %#08x", pid, sl, got, want)
+		return corrupt("page %d (slot %d): payload CRC32C %#08x, header says %#08x (%s)", pid, sl, got, want, payloadMismatch)
 	}
 	return nil
 }
+
+// payloadMismatch says what makes a page's payload fail its checksum.
+const payloadMismatch = "the page was damaged, or a WriteLines changed a line it did not mark dirty: its unmarked lines must equal the stored ones; a Write of the page repairs it"
 
 // Close waits for the writes in flight and makes every later call return
 // ErrClosed. Everything acknowledged is already durable; Close writes
@@ -338,7 +393,7 @@ func (s *Store) Check() error {
 				return err
 			}
 		}
-		return s.scan()
+		return s.checkPages()
 	}
 	owner := make([]int, s.g.slots) // 0 free, p+1 current slot of page p, -1 spare
 	for p := 0; p < s.g.pages; p++ {
@@ -376,5 +431,26 @@ func (s *Store) Check() error {
 	if err := s.checkLogs(); err != nil {
 		return err
 	}
-	return s.scan()
+	return s.checkPages()
+}
+
+// checkPages returns the first page whose payload fails its checksum
+// (payload CRCs, Checksum layout), and whether either copy of the
+// superblock is not what the store's geometry says.
+func (s *Store) checkPages() error {
+	for i, at := range []int{0, superCopyOff} {
+		if c := decodeSuper(s.mem[at:], byte(i)); c.state != superSound || c.s != s.super() {
+			return corrupt("the superblock's %s is not the store's: %s", [2]string{"first copy", "copy"}[i], c.why)
+		}
+	}
+	if s.g.layout != Checksum && !s.g.crc {
+		return nil
+	}
+	for p := range s.g.pages {
+		sl := s.slotOf(uint64(p))
+		if err := s.verify(uint64(p), sl, s.payload(sl)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
