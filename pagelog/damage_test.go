@@ -121,3 +121,12 @@ func TestWriteLinesUnmarked(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoveryString: Store.Recovery() says what Open did.
+func TestRecoveryString(t *testing.T) {
+	require.Equal(t, "recovery: nothing to repair", pagelog.Recovery{}.String())
+	r := pagelog.Recovery{Replayed: 2, Restored: 1, Damaged: []uint64{3, 9}, Superblock: "the superblock has a zero magic"}
+	require.Equal(t, "recovery: replayed the micro-log lines of 2 pages, restored 1 torn pages from their backups, repaired the superblock (the superblock has a zero magic), 2 damaged pages [3 9] (their Read is ErrCorrupt; a Write repairs one)", r.String())
+	many := pagelog.Recovery{Damaged: []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	require.Contains(t, many.String(), "10 damaged pages [1 2 3 4 5 6 7 8 ...]")
+}

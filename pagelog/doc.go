@@ -2,136 +2,126 @@
 // failure-atomically: after a crash every page is either its old or its new
 // version, never a mix. It is the page-flush building block of van Renen et
 // al., "Building blocks for persistent memory" (VLDB J. 2020, section 3.2):
-// what a buffer manager needs to evict dirty pages to PMem.
+// what a buffer manager needs to evict dirty pages to PMem. The layouts,
+// the propagation methods and the measured figures are in the README.
 //
 // A Store lives in a persist.Region. Create formats one (page size, page
 // count and slot count go into its superblock); Open recovers one. Pages
 // have ids 0..Pages()-1 and start as zeros.
 //
-// # Guarantees
+// # What is durable when
 //
-//   - Write(pid, page): when it returns nil, the new version of the page is
-//     durable. If a crash comes first, recovery finds the old version or
-//     the new one, whole.
-//   - WriteLines(pid, page, dirty): the same, for a page of which only the
-//     marked cache lines changed.
-//   - Read(pid, buf) returns the last version written (acknowledged or
-//     being written concurrently, never a mix of two).
-//   - Open recovers after any crash, including a crash during an earlier
-//     Open: nothing acknowledged is lost, nothing torn is returned.
-//   - Concurrency: all methods may be called from many goroutines. Page p
-//     is written on lane p mod Lanes(); operations on one lane serialize
-//     (so writes to the same page are ordered, the later one wins), those
-//     on different lanes run in parallel. Lanes() = Slots()-Pages(), the
-//     number of spare slots. Close waits for the operations in flight.
-//   - Bad input (a pid out of range, a buffer of the wrong size, a bad
-//     mask, options that do not fit the region) is an error wrapping a
-//     sentinel of this package. Nothing panics.
-//   - Regions: Create needs a writable region (else ErrReadOnly, which
-//     wraps persist.ErrReadOnly). Open on a read-only region gives a store
-//     for Read and Check as long as recovery has nothing to write, and
-//     ErrReadOnly otherwise; writes to it are ErrReadOnly. A closed region
-//     is an error wrapping persist.ErrClosed. Close a store before its
-//     region: an operation that starts after the region was closed returns
-//     persist.ErrClosed, but closing the region while one runs unmaps its
-//     memory under it.
+//	operation                  when it returns nil                 after a crash during it
+//	Write(pid, page)           the new version                     the old version or the new one, whole
+//	WriteLines(pid, page, m)   the same (only the lines marked     the same
+//	                           in m changed; see below)
+//	Create                     the empty store (zero pages)        the area as it was, no store (ErrNoStore), or the empty store
+//	Open                       the recovered store                 the next Open recovers the same
+//	Close()                    the micro logs' tails are recorded  the store (recovered as after a crash)
 //
-// # Corruption
+// Read(pid, buf) returns the last version written (acknowledged, or being
+// written concurrently, whole). Open recovers after any crash, including
+// one during an earlier Open: nothing acknowledged is lost, nothing torn
+// is returned. Create leaves "the area as it was" only when the crash came
+// before its first barrier (its mark "being created" on both copies of the
+// superblock).
+//
+// WriteLines' precondition: the lines m leaves unmarked equal the stored
+// ones. Under the invariants build tag WriteLines checks it and panics
+// naming the line. Otherwise a changed line left unmarked is not written
+// (micro log, Checksum layout): a store without payload checksums keeps
+// the old line unseen; with them the page fails its checksum — Read of it
+// is ErrCorrupt naming the precondition, Open lists it in
+// Recovery().Damaged, the rest of the store works, and a Write of the page
+// repairs it.
+//
+// # Concurrency, and the region
+//
+// All methods may be called from many goroutines. Page p is written on
+// lane p mod Lanes() (Lanes() = Slots()-Pages(), the spare slots);
+// operations on one lane serialize (writes to one page are ordered),
+// different lanes run in parallel. Close waits for the operations in
+// flight. Create and Open claim the store's bytes on its region until
+// Close (persist.Region.Claim; a second structure on them is
+// persist.ErrBusy). On a read-only region Open succeeds when recovery has
+// nothing to write (a superblock copy to repair is left for the next
+// writable Open) and the store serves Read and Check; writes are
+// ErrReadOnly. Close the store before its region: closing the region while
+// an operation runs unmaps its memory under it.
+//
+// # Media damage
 //
 // Bytes damaged after they were written (a media error, a stray write) are
 // reported as errors wrapping ErrCorrupt, and so persist.ErrCorrupt, never
-// returned as data:
+// returned as data — but where this table says otherwise:
 //
-//   - The superblock carries a CRC32C. Every word of a copy-on-write slot
-//     header is sealed: 48 bits of data and a CRC-16 of them in the same
-//     8-byte word, still written with one failure-atomic store. Every
-//     damage of up to 5 bits or confined to two adjacent bytes of a word is
-//     detected, other damage with probability 1-2^-16. Open decodes every
-//     header and checks what a crash can leave (each page one slot, or two
-//     with consecutive versions; every lane one spare), so a damaged header
-//     is an error of Open.
-//   - The micro logs are walog PopLogs: a checked header, and a CRC-32C in
-//     every entry, verified by Open before the entry is decoded and
-//     replayed. Damage to a log's last entry that looks exactly like an
-//     append torn by a crash drops that entry (its lines were in place
-//     already, unless the crash came too); any other damage is an error.
-//   - Payloads: with Options.PayloadCRC, a copy-on-write store keeps a
-//     CRC32C of every page version (over the payload and the page id),
-//     written before the header that makes the version current; Read
-//     verifies it, and Open verifies every page (unless Options.SkipScan).
-//     The Checksum layout always does. Without PayloadCRC (the default),
-//     damage to the payload of a copy-on-write store is not detected:
-//     Read returns the damaged bytes. PayloadCRC costs a CRC32C of the
-//     page on every write and read, +40-60% on a 4 KiB page write here
-//     (see the README), which is why it is not the default.
-//   - Checksum layout: a damaged page or home header whose lane's backup
-//     holds the same version is repaired from the backup by Open, as it
-//     would be after a torn write (Recovery().Restored); otherwise it is
-//     an error. A damaged backup is ignored, like one torn by a crash.
+//	what                 how it is checked                           damage that passes unseen
+//	superblock           two copies, each a CRC32C; one damaged is   both copies damaged alike (CRC collision)
+//	                     rewritten from the other (Recovery().Superblock)
+//	slot headers         every word sealed (48 bits + CRC-16); no    a damaged word that is a codeword: any
+//	(Packed, TwoWord)    page-id or version word of a valid store    other than ≤ 5 bits or 2 adjacent bytes,
+//	                     is zero; Open checks what a crash can leave with probability 2^-16
+//	micro logs           walog PopLogs (two header copies, CRC-32C   after a crash, damage to a log's last
+//	                     per entry, the tail recorded at Close)      entry shaped like a tear (walog's doc)
+//	payloads + PayloadCRC CRC32C of payload and page id; Read, Check CRC collision (2^-32)
+//	                     and Open verify (not with SkipScan)
+//	payloads, no PayloadCRC none                                     all: Read returns the damaged bytes
+//	Checksum layout      CRC32C of payload, pid, seq; a page whose   CRC collision (2^-32)
+//	                     backup holds the same version is restored
+//
+// A page whose payload fails its checksum is one damaged page, not a
+// damaged store: Open lists it (Recovery().Damaged), Read of it is
+// ErrCorrupt, Check reports it, a Write of it repairs it. Damage to the
+// structure (superblock, headers, micro logs) fails Open as a whole, and
+// Open writes nothing. Options.SkipScan skips Open's scan of every page
+// (which reads the whole store) and leaves detection to Read.
+// PayloadCRC costs a CRC32C of every page on every write and read (README),
+// which is why it is not the default.
 //
 // # Layouts
 //
-// The region holds, in order: the superblock (4 KiB, of which 64 bytes are
-// used: magic, format version, layout, page size, pid bits, page and slot
-// counts, flags, CRC32C), the slot header table, the lanes' micro logs
-// (copy-on-write layouts only), and Slots() page-sized payload slots, each
-// page-aligned relative to the region.
+// The region holds, in order: the superblock area (8 KiB: the superblock
+// and, 4 KiB on, its copy), the slot header table, the lanes' micro logs
+// (copy-on-write layouts only), and Slots() page-sized payload slots.
 //
-// Copy-on-write (Packed, TwoWord). There are more slots than pages; each
-// page is current in one slot, and each lane owns one spare. A write copies
-// the page into its lane's spare with streaming stores (and, with
-// PayloadCRC, streams the page's CRC word into the spare's header) and
-// fences (barrier 1), then makes that slot current by writing its header:
-// the page id (pid) and a page version number (pvn) one higher than the
-// page's current one. The previous slot of the page becomes the lane's
-// spare. Recovery reads every header and takes, for each page, the slot
-// with the newer version.
+//   - Packed (the default), copy-on-write: a page is current in one slot;
+//     a write copies it into its lane's spare and fences (barrier 1), then
+//     makes that slot current with one 8-byte header word holding page id,
+//     version and check code (barrier 2). Versions count modulo
+//     2^(47-pidBits) and never run out.
+//   - TwoWord: the paper's header, page id and version in two words of one
+//     line, the id stored strictly before the version: three barriers, or
+//     two with Options.FenceOnly, which is safe only when cache lines are
+//     written back whole (the crash simulator shows the version reaching
+//     the media without the id under 8-byte atomicity). Versions only grow;
+//     a page that reaches 2^47-2 of them gets ErrVersionExhausted.
+//   - Micro log (WriteLines with at most Options.MicroLogLines dirty
+//     lines, copy-on-write layouts): a redo entry (page, its current slot
+//     and version, CRC word, mask, lines) appended to the lane's walog
+//     PopLog with one barrier, then the lines stored in place without a
+//     fence of their own; recovery replays the entries whose slot and
+//     version are still their page's.
+//   - Checksum: pages in place, each with a CRC32C; a write makes a backup
+//     of the new page durable first (barrier 1), then writes in place
+//     (barrier 2); recovery repairs a torn page from its backup.
 //
-//   - Packed (the default): pid, pvn and the check code share one 8-byte
-//     word, written with one aligned 8-byte streaming store and a fence
-//     (barrier 2): failure-atomic like Store64, and faster here than
-//     Store64 + flush + fence. Safe when only aligned 8-byte stores are
-//     atomic, which is all braid assumes. The pvn has 47-pidBits bits and
-//     counts modulo 2^(47-pidBits), so it never runs out: a page has at
-//     most two slots naming it, one version apart — its current slot and
-//     the one its last write left as its lane's spare. Recovery keeps it
-//     so by giving every slot that holds an old version back to the lane
-//     of its page.
-//   - TwoWord: the paper's header, pid and pvn in two words of one cache
-//     line. The pid must be stored strictly before the pvn: a pvn that
-//     became durable with the slot's previous pid would make this payload
-//     the newest version of that other page. With a flush and a fence
-//     between the two stores (three barriers) this is safe under 8-byte
-//     atomicity. With only a fence between them (Options.FenceOnly, the
-//     paper's cheaper variant) it is safe only if cache lines are written
-//     back whole: the crash simulator in line-atomic mode passes it, in the
-//     default word-atomic mode it finds the pvn on the media without the
-//     pid. TwoWord versions only grow; a page that reaches 2^47-2 of them
-//     gets ErrVersionExhausted.
+// # Errors
 //
-// Micro log (WriteLines with few dirty lines, copy-on-write layouts). Each
-// lane has a walog PopLog (Options.MicroLogBytes, 64 KiB by default). A
-// write appends a redo entry — the page id, the slot and version it
-// applies to, the page's new CRC word with PayloadCRC, the dirty-line mask
-// and the dirty lines — with one barrier; it is durable from there. Then
-// the dirty lines (and the CRC word) are stored in place, in the page's
-// current slot, with streaming stores and no fence of their own. Entries
-// accumulate; a full log wraps (walog's Checkpoint, then Reset) after a
-// fence has made the lines in place durable. Recovery replays, in order,
-// every entry whose slot and version are still its page's current ones
-// (idempotent), and skips the others: a copy-on-write write of the page
-// since made them stale. Because Packed versions wrap, a lane empties its
-// log before a copy-on-write write that could bring a page back to the
-// slot and version of an old entry (never with the default pid bits, every
-// 2^(47-pidBits) writes of a lane otherwise).
+//	error                means                                              also matches
+//	ErrPageID            a page id outside [0, Pages())                      persist.ErrInvalid
+//	ErrPageSize          a buffer that is not one page, a page size other    persist.ErrInvalid
+//	                     than the store's
+//	ErrInvalid           bad options or arguments (a mask of the wrong size) persist.ErrInvalid
+//	ErrTooSmall          the region cannot hold the store                    persist.ErrTooSmall
+//	ErrNoStore           the area holds nothing, or a Create did not finish  ErrBadFormat
+//	ErrBadFormat         another kind of structure, another format version   persist.ErrBadFormat
+//	ErrCorrupt           damaged persistent bytes                            persist.ErrCorrupt
+//	ErrReadOnly          a write on a read-only region, or a recovery that   persist.ErrReadOnly
+//	                     must write
+//	ErrVersionExhausted  a TwoWord page at its last version
+//	ErrClosed            an operation on a closed store
 //
-// Checksum. Page p lives in place in slot p, with a header holding its
-// version (seq) and the CRC32C of pid, seq and payload; slot Pages()+l is
-// the backup of lane l. A write copies the new page and its checksummed
-// header to the backup and persists it (barrier 1), then writes page and
-// header in place and persists them (barrier 2). A crash can tear only the
-// page being written in place, whose backup is then complete: recovery
-// finds the CRC mismatch and copies the backup back. Read verifies the CRC.
-// Each page is written twice, so this layout is slower than copy-on-write
-// (see the README), as the paper found.
+// An operation on a store whose region was closed returns an error
+// wrapping persist.ErrClosed. Nothing panics on input or on the contents
+// of the region.
 package pagelog

@@ -125,93 +125,117 @@ type header struct {
 // decodeHeader decodes the header of slot i (h holds g.hdrSize bytes) and
 // checks what can be checked without the payload.
 func (g *geometry) decodeHeader(i int, h []byte) (header, error) {
-	le := binary.LittleEndian
 	var hd header
+	var err error
 	switch g.layout {
 	case Packed:
-		w := le.Uint64(h)
-		d, ok := unseal(w)
-		if !ok {
-			return hd, corrupt("slot %d: header %#016x fails its check", i, w)
-		}
-		switch {
-		case d == 0:
-			return hd, corrupt("slot %d: header is zero (zeroed: an unused slot has its own mark)", i)
-		case d == unusedMark:
-		case d&usedBit == 0:
-			return hd, corrupt("slot %d: header %#016x is neither used nor unused", i, w)
-		default:
-			d &^= usedBit
-			hd = header{used: true, pid: d & (1<<g.pidBits - 1), ver: d >> g.pidBits}
-			if hd.pid >= uint64(g.pages) {
-				return hd, corrupt("slot %d: header %#016x names page %d of %d", i, w, hd.pid, g.pages)
-			}
-		}
+		hd, err = g.decodePacked(i, h)
 	case TwoWord:
-		pw, vw := le.Uint64(h), le.Uint64(h[8:])
-		p, ok := unseal(pw)
-		if !ok {
-			return hd, corrupt("slot %d: page-id word %#016x fails its check", i, pw)
+		hd, err = g.decodeTwoWord(i, h)
+	default:
+		return g.decodeChecksum(i, h)
+	}
+	if err != nil || !g.crc {
+		return hd, err
+	}
+	w := binary.LittleEndian.Uint64(h[g.crcOff:])
+	c, ok := unseal(w)
+	if !ok || c>>32 != 0 {
+		return hd, corrupt("slot %d: payload CRC word %#016x fails its check", i, w)
+	}
+	hd.crc = uint32(c)
+	return hd, nil
+}
+
+// decodePacked decodes a Packed header (without its payload CRC word).
+func (g *geometry) decodePacked(i int, h []byte) (header, error) {
+	le := binary.LittleEndian
+	var hd header
+	w := le.Uint64(h)
+	d, ok := unseal(w)
+	if !ok {
+		return hd, corrupt("slot %d: header %#016x fails its check", i, w)
+	}
+	switch {
+	case d == 0:
+		return hd, corrupt("slot %d: header is zero (zeroed: an unused slot has its own mark)", i)
+	case d == unusedMark:
+	case d&usedBit == 0:
+		return hd, corrupt("slot %d: header %#016x is neither used nor unused", i, w)
+	default:
+		d &^= usedBit
+		hd = header{used: true, pid: d & (1<<g.pidBits - 1), ver: d >> g.pidBits}
+		if hd.pid >= uint64(g.pages) {
+			return hd, corrupt("slot %d: header %#016x names page %d of %d", i, w, hd.pid, g.pages)
 		}
-		v, ok := unseal(vw)
-		if !ok {
-			return hd, corrupt("slot %d: version word %#016x fails its check", i, vw)
-		}
-		if v&verMark == 0 {
-			return hd, corrupt("slot %d: version word %#016x has no version mark (zeroed?)", i, vw)
-		}
-		hd.ver = v &^ verMark
-		switch {
-		case p == 0:
-			return hd, corrupt("slot %d: page-id word is zero (zeroed: an unused slot has its own mark)", i)
-		case p == unusedMark:
-			if hd.ver != 0 {
-				return hd, corrupt("slot %d: unused slot with version %d", i, hd.ver)
-			}
-		default:
-			if p&usedBit == 0 {
-				return hd, corrupt("slot %d: page-id word %#016x is neither used nor unused", i, pw)
-			}
-			hd.used, hd.pid = true, p&^usedBit
-			if hd.pid >= uint64(g.pages) {
-				return hd, corrupt("slot %d: header names page %d of %d", i, hd.pid, g.pages)
-			}
-		}
-		if g.crc && le.Uint64(h[24:]) != 0 {
-			return hd, corrupt("slot %d: reserved header word %#016x, want 0", i, le.Uint64(h[24:]))
+	}
+	return hd, nil
+}
+
+// decodeTwoWord decodes a TwoWord header (without its payload CRC word).
+func (g *geometry) decodeTwoWord(i int, h []byte) (header, error) {
+	le := binary.LittleEndian
+	var hd header
+	pw, vw := le.Uint64(h), le.Uint64(h[8:])
+	p, ok := unseal(pw)
+	if !ok {
+		return hd, corrupt("slot %d: page-id word %#016x fails its check", i, pw)
+	}
+	v, ok := unseal(vw)
+	if !ok {
+		return hd, corrupt("slot %d: version word %#016x fails its check", i, vw)
+	}
+	if v&verMark == 0 {
+		return hd, corrupt("slot %d: version word %#016x has no version mark (zeroed?)", i, vw)
+	}
+	hd.ver = v &^ verMark
+	switch {
+	case p == 0:
+		return hd, corrupt("slot %d: page-id word is zero (zeroed: an unused slot has its own mark)", i)
+	case p == unusedMark:
+		if hd.ver != 0 {
+			return hd, corrupt("slot %d: unused slot with version %d", i, hd.ver)
 		}
 	default:
-		hd = header{pid: le.Uint64(h), ver: le.Uint64(h[8:])}
-		c, w3 := le.Uint64(h[16:]), le.Uint64(h[24:])
-		hd.crc = uint32(c)
-		if c>>32 != 0 || w3 != 0 {
-			return hd, corrupt("slot %d: checksum header has reserved bits set", i)
+		if p&usedBit == 0 {
+			return hd, corrupt("slot %d: page-id word %#016x is neither used nor unused", i, pw)
 		}
-		if i < g.pages {
-			if hd.pid != uint64(i) {
-				return hd, corrupt("slot %d: home of page %d says page %d", i, i, int64(hd.pid))
-			}
-			hd.used = true
-			return hd, nil
+		hd.used, hd.pid = true, p&^usedBit
+		if hd.pid >= uint64(g.pages) {
+			return hd, corrupt("slot %d: header names page %d of %d", i, hd.pid, g.pages)
 		}
-		if hd.pid == noPID {
-			return hd, nil
-		}
-		lane := i - g.pages
-		if hd.pid >= uint64(g.pages) || int(hd.pid%uint64(g.lanes)) != lane {
-			return hd, corrupt("slot %d: backup of lane %d names page %d", i, lane, int64(hd.pid))
+	}
+	if g.crc && le.Uint64(h[24:]) != 0 {
+		return hd, corrupt("slot %d: reserved header word %#016x, want 0", i, le.Uint64(h[24:]))
+	}
+	return hd, nil
+}
+
+// decodeChecksum decodes a Checksum header.
+func (g *geometry) decodeChecksum(i int, h []byte) (header, error) {
+	le := binary.LittleEndian
+	var hd header
+	hd = header{pid: le.Uint64(h), ver: le.Uint64(h[8:])}
+	c, w3 := le.Uint64(h[16:]), le.Uint64(h[24:])
+	hd.crc = uint32(c)
+	if c>>32 != 0 || w3 != 0 {
+		return hd, corrupt("slot %d: checksum header has reserved bits set", i)
+	}
+	if i < g.pages {
+		if hd.pid != uint64(i) {
+			return hd, corrupt("slot %d: home of page %d says page %d", i, i, int64(hd.pid))
 		}
 		hd.used = true
 		return hd, nil
 	}
-	if g.crc {
-		w := le.Uint64(h[g.crcOff:])
-		c, ok := unseal(w)
-		if !ok || c>>32 != 0 {
-			return hd, corrupt("slot %d: payload CRC word %#016x fails its check", i, w)
-		}
-		hd.crc = uint32(c)
+	if hd.pid == noPID {
+		return hd, nil
 	}
+	lane := i - g.pages
+	if hd.pid >= uint64(g.pages) || int(hd.pid%uint64(g.lanes)) != lane {
+		return hd, corrupt("slot %d: backup of lane %d names page %d", i, lane, int64(hd.pid))
+	}
+	hd.used = true
 	return hd, nil
 }
 

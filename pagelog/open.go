@@ -210,23 +210,8 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case o.PageSize != 0 && o.PageSize != sb.pageSize:
-		return nil, fmt.Errorf("%w: the store has %d-byte pages, %d asked", ErrPageSize, sb.pageSize, o.PageSize)
-	case o.Layout != 0 && o.Layout != sb.layout:
-		return nil, fmt.Errorf("%w: the store's layout is %v, %v asked", ErrInvalid, sb.layout, o.Layout)
-	case o.Pages != 0 && o.Pages != sb.pages:
-		return nil, fmt.Errorf("%w: the store has %d pages, %d asked", ErrInvalid, sb.pages, o.Pages)
-	case o.Slots != 0 && o.Slots != sb.slots:
-		return nil, fmt.Errorf("%w: the store has %d slots, %d asked", ErrInvalid, sb.slots, o.Slots)
-	case o.PIDBits != 0 && o.PIDBits != sb.pidBits:
-		return nil, fmt.Errorf("%w: the store has %d pid bits, %d asked", ErrInvalid, sb.pidBits, o.PIDBits)
-	case o.PayloadCRC && !sb.payloadCRC && sb.layout != Checksum:
-		return nil, fmt.Errorf("%w: the store keeps no payload CRCs, PayloadCRC asked", ErrInvalid)
-	case o.FenceOnly && sb.layout != TwoWord:
-		return nil, fmt.Errorf("%w: FenceOnly applies to the TwoWord layout only, the store is %v", ErrInvalid, sb.layout)
-	case o.MicroLogBytes != 0 && o.MicroLogBytes != sb.logBytes:
-		return nil, fmt.Errorf("%w: the store has micro logs of %d bytes, %d asked", ErrInvalid, sb.logBytes, o.MicroLogBytes)
+	if err := sb.match(&o); err != nil {
+		return nil, err
 	}
 	g, err := newGeometry(sb.layout, sb.pageSize, sb.pages, sb.slots, sb.pidBits, sb.payloadCRC, sb.logBytes)
 	var tl *tooLargeError
@@ -270,6 +255,30 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 	}
 	s.broken = correct
 	return s, nil
+}
+
+// match checks the persistent fields Options set at Open against the
+// store's (0 and false match anything).
+func (sb super) match(o *Options) error {
+	switch {
+	case o.PageSize != 0 && o.PageSize != sb.pageSize:
+		return fmt.Errorf("%w: the store has %d-byte pages, %d asked", ErrPageSize, sb.pageSize, o.PageSize)
+	case o.Layout != 0 && o.Layout != sb.layout:
+		return fmt.Errorf("%w: the store's layout is %v, %v asked", ErrInvalid, sb.layout, o.Layout)
+	case o.Pages != 0 && o.Pages != sb.pages:
+		return fmt.Errorf("%w: the store has %d pages, %d asked", ErrInvalid, sb.pages, o.Pages)
+	case o.Slots != 0 && o.Slots != sb.slots:
+		return fmt.Errorf("%w: the store has %d slots, %d asked", ErrInvalid, sb.slots, o.Slots)
+	case o.PIDBits != 0 && o.PIDBits != sb.pidBits:
+		return fmt.Errorf("%w: the store has %d pid bits, %d asked", ErrInvalid, sb.pidBits, o.PIDBits)
+	case o.PayloadCRC && !sb.payloadCRC && sb.layout != Checksum:
+		return fmt.Errorf("%w: the store keeps no payload CRCs, PayloadCRC asked", ErrInvalid)
+	case o.FenceOnly && sb.layout != TwoWord:
+		return fmt.Errorf("%w: FenceOnly applies to the TwoWord layout only, the store is %v", ErrInvalid, sb.layout)
+	case o.MicroLogBytes != 0 && o.MicroLogBytes != sb.logBytes:
+		return fmt.Errorf("%w: the store has micro logs of %d bytes, %d asked", ErrInvalid, sb.logBytes, o.MicroLogBytes)
+	}
+	return nil
 }
 
 func newStore(r *persist.Region, g geometry, o Options) *Store {
@@ -342,37 +351,24 @@ func (s *Store) mustWrite(what string, args ...any) error {
 	return nil
 }
 
-// recoverCoW rebuilds the page table of a copy-on-write store: for each
-// page the slot with its newest version; gives each lane a spare; then
-// replays the micro logs.
-//
-// Packed versions count modulo 2^(47-pidBits), which is sound because a
-// page never has more than two slots naming it, one version apart: its
-// current slot, and the slot it left on its last write, which became the
-// spare of the page's lane (page p is always written on lane p mod lanes)
-// and stays there until that lane's next write overwrites it. Recovery
-// keeps that true by handing each stale slot back to the lane of the page
-// it names; a slot with nothing, or with nothing this recovery can tell,
-// (unused) goes to a lane without one. So a crash leaves, per page, one
-// slot, or two with consecutive versions, whichever write it interrupted;
-// anything else is corruption.
-func (s *Store) recoverCoW() error {
+// readSlots decodes every slot header into the page table (each page's
+// newest slot) and returns the unused slots, the slots holding old
+// versions and the TwoWord slots that won a version tie (recoverCoW).
+func (s *Store) readSlots() (unused, stale, ties []uint32, err error) {
 	const none = ^uint32(0)
 	g := &s.g
 	for p := range s.pt {
 		s.pt[p] = entry{slot: none}
 	}
-	var unused, stale []uint32
-	var ties []uint32 // TwoWord slots that won a tie
 	for i := 0; i < g.slots; i++ {
 		h, err := g.decodeHeader(i, s.hdr(i))
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		if !h.used {
 			unused = append(unused, uint32(i))
 			if len(unused) > g.lanes {
-				return corrupt("more than %d unused slots: a page lost its slot", g.lanes)
+				return nil, nil, nil, corrupt("more than %d unused slots: a page lost its slot", g.lanes)
 			}
 			continue
 		}
@@ -384,7 +380,7 @@ func (s *Store) recoverCoW() error {
 			continue
 		case g.layout == Packed:
 			if e.older {
-				return corrupt("page %d has three slots (%d is the third)", h.pid, i)
+				return nil, nil, nil, corrupt("page %d has three slots (%d is the third)", h.pid, i)
 			}
 			switch g.verStep(h.ver, e.ver) {
 			case 1:
@@ -393,7 +389,7 @@ func (s *Store) recoverCoW() error {
 			case -1:
 				stale = append(stale, uint32(i))
 			default:
-				return corrupt("slots %d and %d hold versions %d and %d of page %d: not consecutive", cur, i, e.ver, h.ver, h.pid)
+				return nil, nil, nil, corrupt("slots %d and %d hold versions %d and %d of page %d: not consecutive", cur, i, e.ver, h.ver, h.pid)
 			}
 			e.older = true
 		case h.ver > e.ver:
@@ -411,8 +407,32 @@ func (s *Store) recoverCoW() error {
 			ties = append(ties, cur)
 		}
 		if len(stale) > g.lanes {
-			return corrupt("more than %d slots hold old versions", g.lanes)
+			return nil, nil, nil, corrupt("more than %d slots hold old versions", g.lanes)
 		}
+	}
+	return unused, stale, ties, nil
+}
+
+// recoverCoW rebuilds the page table of a copy-on-write store: for each
+// page the slot with its newest version; gives each lane a spare; then
+// replays the micro logs.
+//
+// Packed versions count modulo 2^(47-pidBits), which is sound because a
+// page never has more than two slots naming it, one version apart: its
+// current slot, and the slot it left on its last write, which became the
+// spare of the page's lane (page p is always written on lane p mod lanes)
+// and stays there until that lane's next write overwrites it. Recovery
+// keeps that true by handing each stale slot back to the lane of the page
+// it names; a slot with nothing, or with nothing this recovery can tell,
+// (unused) goes to a lane without one. So a crash leaves, per page, one
+// slot, or two with consecutive versions, whichever write it interrupted;
+// anything else is corruption.
+func (s *Store) recoverCoW() error {
+	const none = ^uint32(0)
+	g := &s.g
+	unused, stale, ties, err := s.readSlots()
+	if err != nil {
+		return err
 	}
 	for p, e := range s.pt {
 		if e.slot == none {

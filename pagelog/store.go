@@ -333,9 +333,11 @@ func (s *Store) verifyWord(pid uint64, sl int, seq, c uint64, page []byte) error
 const payloadMismatch = "the page was damaged, or a WriteLines changed a line it did not mark dirty: its unmarked lines must equal the stored ones; a Write of the page repairs it"
 
 // Close waits for the writes in flight and makes every later call return
-// ErrClosed. Everything acknowledged is already durable; Close writes
-// nothing and leaves the region open (it belongs to the caller, who closes
-// it after the store).
+// ErrClosed. Everything acknowledged is already durable; Close records
+// each micro log's tail (walog's clean-shutdown word: one barrier per
+// lane), so that damage to the end of a log is reported at the next Open,
+// and leaves the region open (it belongs to the caller, who closes it
+// after the store).
 func (s *Store) Close() error {
 	already := true
 	var err error

@@ -16,7 +16,7 @@ import (
 // damaged or zeroed page loses neither the store nor reads as "no store".
 // Each is 64 bytes, little-endian:
 //
-//	@0  magic     u64  "braidPGL" ("pglogNEW" while Create runs)
+//	@0  magic     u64  "braidPGL" ("mkPGLsto" while Create runs)
 //	@8  version   u32  formatVersion
 //	@12 layout    u32  Packed, TwoWord or Checksum
 //	@16 pageSize  u32
@@ -56,7 +56,7 @@ var (
 	magic = pmheader.Magic("braidPGL")
 	// creatingMagic marks a Create in progress; it differs from every
 	// registered magic in many bits (TestCreatingMagic).
-	creatingMagic = pmheader.Magic("pglogNEW")
+	creatingMagic = pmheader.Magic("mkPGLsto")
 )
 
 // super is the decoded superblock.

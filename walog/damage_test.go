@@ -190,3 +190,21 @@ func TestLaterAppendIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestRecovered: Recovered describes what Open found and stays so while
+// the log goes on (Stats is the log now); a log from Create has recovered
+// nothing.
+func TestRecovered(t *testing.T) {
+	r, want := damagedLog(t, walog.PopLog)
+	l := mustOpen(t, r, nil)
+	_, err := l.Append([]byte("one more"))
+	require.NoError(t, err)
+	rep := l.Recovered()
+	require.Equal(t, len(want), rep.Entries, "what Open found")
+	require.Equal(t, uint64(len(want)+1), rep.NextSeq)
+	require.True(t, rep.Closed)
+	require.Equal(t, len(want)+1, l.Stats().Entries, "the log now")
+	require.Contains(t, rep.String(), fmt.Sprintf("%d entries", len(want)))
+	l2 := mustCreate(t, anon(t, 64<<10), nil)
+	require.Zero(t, l2.Recovered().Entries)
+}

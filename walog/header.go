@@ -229,6 +229,17 @@ func decodeBlock(b []byte, base int, role byte) block {
 	h.noChecksum = flags&flagNoChecksum != 0
 	h.align = 1 << alignLog
 	h.size = int(size)
+	return decodeWords(b, h)
+}
+
+// decodeWords decodes and checks the changing words of the block b, whose
+// fixed fields are h's.
+func decodeWords(b []byte, h header) block {
+	le := binary.LittleEndian
+	damaged := func(format string, args ...any) block {
+		return block{state: blockDamaged, why: fmt.Sprintf(format, args...)}
+	}
+	size := uint64(h.size)
 	// The changing words: each was written with one 8-byte store, so each
 	// is either its old or its new value, never a mixture; a word that
 	// fails its check was hit by something else.

@@ -183,16 +183,21 @@ func (l *Log) storeMagics(m uint64) error {
 // valid entries, completes a Reset a crash interrupted, and makes clean
 // (zero, or invalid for RAWL) every byte past the last valid entry that a
 // crashed append may have written, so that a later append torn by another
-// crash cannot be completed by stale bytes. Report says what it found.
+// crash cannot be completed by stale bytes. Recovered says what it found.
 //
-// A region whose header is not a walog header is ErrBadFormat (ErrNoLog
-// when empty); a header that fails its checksums or holds impossible
-// fields is ErrCorrupt. An append torn by a crash is not an error: it ends
-// the log, and Report().Stop describes it. Damage a crash cannot cause —
-// an entry whose bits were flipped in place, or data after the end of the
-// log beyond what the append a crash interrupted could have written — is
-// ErrCorrupt, and Open writes nothing; Options.Salvage opens such a log
-// anyway, cut before the damage (see recover.go for the rule).
+// An area that holds nothing (or a Create that did not finish) is
+// ErrNoLog, another kind of structure or another format version
+// ErrBadFormat. The header is read from whichever of its two copies is
+// sound, and a damaged copy rewritten from the other (Recovered().Header);
+// both damaged is ErrCorrupt. A log closed cleanly must end exactly at the
+// tail Close recorded; Open clears that record before the log takes
+// appends. An append torn by a crash is not an error: it ends the log, and
+// Recovered().Stop describes it. Damage a crash cannot cause — an entry
+// whose bits were flipped in place, data after the end of the log beyond
+// what the append a crash interrupted could have written, or a closed
+// log's entries ending before its recorded tail — is ErrCorrupt, and Open
+// writes nothing; Options.Salvage opens such a log anyway, cut before the
+// damage (see recover.go for the rules).
 //
 // On a read-only region Open succeeds when recovery has nothing to write
 // (the log was closed cleanly): the log can be read, and every write

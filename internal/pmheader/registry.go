@@ -13,7 +13,9 @@ import (
 // found.
 var Kinds = []struct{ Magic, Name, Pkg string }{
 	{"braidWAL", "walog log", "walog"},
+	{"walogNEW", "walog log whose Create did not finish", "walog"},
 	{"braidPGL", "pagelog store", "pagelog"},
+	{"mkPGLsto", "pagelog store whose Create did not finish", "pagelog"},
 	{"BRDSORTR", "sort run file", "sort"},
 	{"braidCOW", "CoW array", "cow"},
 	{"braidFAM", "FAM array", "fam"},
