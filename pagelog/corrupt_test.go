@@ -2,6 +2,7 @@ package pagelog_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -463,5 +464,181 @@ func TestClosedRegion(t *testing.T) {
 		require.ErrorIs(t, s.Read(0, page), persist.ErrClosed)
 		require.ErrorIs(t, s.Check(), persist.ErrClosed)
 		require.NoError(t, s.Close())
+	}
+}
+
+func put64(r *persist.Region, off int, v uint64) { binary.LittleEndian.PutUint64(r.Bytes()[off:], v) }
+
+// microEntry lays out a micro-log entry by hand: pid, slot, version, CRC
+// word, a one-word mask and n zero lines.
+func microEntry(pid, slot, ver, crcw, mask uint64, n int) []byte {
+	e := make([]byte, 40+64*n)
+	le := binary.LittleEndian
+	le.PutUint64(e, pid)
+	le.PutUint64(e[8:], slot)
+	le.PutUint64(e[16:], ver)
+	le.PutUint64(e[24:], crcw)
+	le.PutUint64(e[32:], mask)
+	return e
+}
+
+// plant appends the raw entries es to lane l's micro log of the closed
+// store in r (reopened and closed again), for TestCorrupt.
+func plant(l int, es ...[]byte) func(*pagelog.Store, *persist.Region) {
+	return func(_ *pagelog.Store, r *persist.Region) {
+		s, err := pagelog.Open(r, nil)
+		if err != nil {
+			panic(err)
+		}
+		for _, e := range es {
+			if err := pagelog.AppendMicro(s, l, e); err != nil {
+				panic(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// bothSupers applies damage to both copies of a store's superblock.
+func bothSupers(damage func(b []byte)) func(*pagelog.Store, *persist.Region) {
+	return func(s *pagelog.Store, r *persist.Region) {
+		damage(r.Bytes())
+		damage(r.Bytes()[pagelog.SuperCopyOffset:])
+	}
+}
+
+func TestCorrupt(t *testing.T) {
+	type tc struct {
+		name   string
+		o      pagelog.Options
+		mangle func(s *pagelog.Store, r *persist.Region)
+	}
+	packed := pagelog.Options{Layout: pagelog.Packed}
+	twoWord := pagelog.Options{Layout: pagelog.TwoWord}
+	checksum := pagelog.Options{Layout: pagelog.Checksum}
+	packedCRC := pagelog.Options{Layout: pagelog.Packed, PayloadCRC: true}
+	twoWordCRC := pagelog.Options{Layout: pagelog.TwoWord, PayloadCRC: true}
+	// 5 pages, 7 slots: lane 0 writes pages 0, 2, 4, lane 1 pages 1, 3;
+	// Packed uses 3 pid bits. Every page is at version 1 in slot p.
+	for _, c := range []tc{
+		// The superblock: damage to one copy is repaired from the other
+		// (TestFlipHeaders); to both, it is corruption.
+		{"superblock bit flip", packed, bothSupers(func(b []byte) { b[20] ^= 1 })},
+		{"superblock crc", checksum, bothSupers(func(b []byte) { b[56] ^= 0x80 })},
+		{"superblock reserved word", packed, bothSupers(func(b []byte) { b[61] = 1 })},
+		{"superblock zeroed", packed, bothSupers(func(b []byte) { clear(b[:64]) })},
+		{"packed header fails its check", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[pagelog.HeaderOffset(s, 2)+3] ^= 0x10 }},
+		{"packed unused header fails its check", packed, func(s *pagelog.Store, r *persist.Region) { r.Bytes()[pagelog.HeaderOffset(s, 6)] = 1 }},
+		{"packed header names page 6", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(packedData(1, 6)))
+		}},
+		{"packed header without used bit", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 0), pagelog.Seal(1<<3) /* version 1 of page 0, no used bit */)
+		}},
+		{"packed duplicate version", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(1, 2))) // a spare claims version 1 of page 2
+		}},
+		{"packed versions not consecutive", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(3, 2)))
+		}},
+		{"packed page without slot", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 3), pagelog.Seal(1)) // unused
+		}},
+		// A zeroed header word is never valid (an unused slot has a mark
+		// of its own): else zeroing a page's current slot would make its
+		// previous version, in its lane's spare, current unseen.
+		{"packed header zeroed", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 2), 0)
+		}},
+		{"packed unused header zeroed", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 6), 0)
+		}},
+		{"two-word version word zeroed", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 1)+8, 0)
+		}},
+		{"two-word page-id word zeroed", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), 0)
+		}},
+		{"packed two spares for one page", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 3), pagelog.Seal(packedData(2, 1))) // page 3's slot now holds page 1: page 3 has none
+		}},
+		{"packed old versions of one lane in two slots", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(0, 0))) // version 0 of page 0
+			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(packedData(0, 2))) // version 0 of page 2: both lane 0
+		}},
+		{"packed three slots for a page", packed, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), pagelog.Seal(packedData(0, 0)))
+			put64(r, pagelog.HeaderOffset(s, 6), pagelog.Seal(packedData(2, 0)))
+		}},
+		{"two-word page-id word fails its check", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 1)] ^= 0x02
+		}},
+		{"two-word version word fails its check", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 1)+13] ^= 0x5a
+		}},
+		{"two-word header names page 77", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 1), pagelog.Seal(used|77))
+		}},
+		{"two-word unused slot with version", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5)+8, pagelog.Seal(1<<47|3))
+		}},
+		{"two-word raw page id", twoWord, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 1), 1)
+		}},
+		{"payload CRC word fails its check", packedCRC, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 2)+8] ^= 0x80
+		}},
+		{"payload CRC word of a spare fails its check", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 6)+17] ^= 0x01
+		}},
+		{"two-word reserved word", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.HeaderOffset(s, 3)+24] = 1
+		}},
+		// Micro-log entries planted in a lane's log: every page is at
+		// version 1 in slot p.
+		{"micro log names page 8", packed, plant(0, microEntry(8, 0, 1, 0, 1, 1))},
+		{"micro log of the wrong lane", packed, plant(0, microEntry(1, 1, 1, 0, 1, 1))}, // page 1 is on lane 1
+		{"micro log slot out of range", twoWord, plant(1, microEntry(1, 9, 1, 0, 1, 1))},
+		{"micro log line beyond the page", twoWord, plant(1, microEntry(1, 1, 1, 0, 1<<10, 1))}, // 256-byte pages have 4 lines
+		{"micro log entry shorter than its mask", packed, plant(1, microEntry(3, 3, 1, 0, 0b11, 1))},
+		{"micro log entry longer than its mask", packed, plant(1, microEntry(3, 3, 1, 0, 0b1, 2))},
+		{"micro log empty mask", packed, plant(1, microEntry(3, 3, 1, 0, 0, 0))},
+		{"micro log CRC word without payload CRCs", packed, plant(1, microEntry(3, 3, 1, pagelog.Seal(7), 1, 1))},
+		{"micro log CRC word fails its check", packedCRC, plant(1, microEntry(3, 3, 1, 7, 1, 1))},
+		{"micro log version beyond the version bits", packed, plant(0, microEntry(2, 2, 1<<50, 0, 1, 1))},
+		{"micro log header and its copy", packed, func(s *pagelog.Store, r *persist.Region) {
+			r.Bytes()[pagelog.LogOffset(s, 1)+20] ^= 0x01
+			r.Bytes()[pagelog.LogOffset(s, 1)+walog.BlockSize+20] ^= 0x01
+		}},
+		{"micro log entry damaged", twoWordCRC, func(s *pagelog.Store, r *persist.Region) {
+			// Two good (stale) entries, then damage to the first: not a
+			// tear.
+			e := microEntry(3, 3, 0, pagelog.Seal(9), 1, 1)
+			plant(1, e, e)(s, r)
+			r.Bytes()[pagelog.LogOffset(s, 1)+walog.HeaderSize+16+40] ^= 0xff // a zero byte of its line
+		}},
+		{"checksum home names another page", checksum, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 2), 3)
+		}},
+		{"checksum reserved bits", checksum, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 2)+16, 1<<40)
+		}},
+		{"checksum backup of the wrong lane", checksum, func(s *pagelog.Store, r *persist.Region) {
+			put64(r, pagelog.HeaderOffset(s, 5), 1) // lane 0 backs up pages 0, 2, 4
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.o
+			o.Pages, o.Slots, o.PageSize = 5, 7, 256
+			s, r := mustCreate(t, o)
+			require.NoError(t, s.Close())
+			c.mangle(s, r)
+			_, err := pagelog.Open(r, nil)
+			require.ErrorIs(t, err, persist.ErrCorrupt)
+			require.ErrorIs(t, err, pagelog.ErrCorrupt)
+			t.Log(err)
+		})
 	}
 }
