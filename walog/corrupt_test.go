@@ -91,16 +91,15 @@ func TestCorruptMiddle(t *testing.T) {
 	}
 }
 
-// TestFlipSweep flips one byte (five patterns) at every offset of a log of
-// 20 entries and of some free space after them, and opens it: Open either
-// reports corruption, writing nothing, or returns a prefix of the entries —
-// never wrong data. With checksums, a prefix that drops acknowledged
-// entries happens only for damage in the last two entries that looks
-// exactly like a torn append (too little follows it to tell: in the last
-// entry, or for RAWL a first word whose validity bit was cleared along
-// with its length); everywhere else the damage is reported or harmless.
-// The raw formats (NoChecksum) detect torn writes only: the sweep counts
-// the wrong data they return.
+// TestFlipSweep flips one byte (five patterns) at every offset of a closed
+// log of 20 entries and of some free space after it, and opens it: with
+// checksums every flip is reported (ErrCorrupt, nothing written) or
+// harmless (padding, free space) — none returns wrong data and, the tail
+// being recorded at Close, none drops entries as a torn tail (format 2,
+// without that record, dropped the last one or two entries for 26 of
+// 5,360 RAWL flips and 5 of 5,360 Classic ones). The raw formats
+// (NoChecksum) detect torn writes only: the sweep counts the wrong data
+// they return.
 func TestFlipSweep(t *testing.T) {
 	for _, raw := range []bool{false, true} {
 		for _, f := range formats {
@@ -165,7 +164,7 @@ func TestFlipSweep(t *testing.T) {
 					f, raw, reported, harmless, lost, wrong)
 				if !raw {
 					require.Zero(t, wrong)
-					require.Zero(t, lostEarly)
+					require.Zero(t, lost, "the log was closed cleanly: no flip passes as a torn tail")
 				}
 			})
 		}
