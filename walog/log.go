@@ -44,10 +44,7 @@ type Log struct {
 	hi    int    // prepared end (region offset): every byte written lies below it
 	floor uint64 // entries with a smaller sequence number are discarded
 
-	dirtyFrom, dirtyTo int    // the header's dirty range (region offsets; 0: none)
-	closedTail         int    // the header's clean-shutdown tail (region offset; 0: open)
-	setFloor           uint64 // member 0 of a set: the header's set floor
-	hdr                header // the header's fixed fields, as Create wrote them
+	dirtyFrom, dirtyTo int // the header's dirty range (region offsets; 0: none)
 
 	tail        int    // where the next entry goes
 	count       int    // entries in the log
@@ -67,6 +64,11 @@ type Log struct {
 	release func() // of the area's claim on the region
 	err     error  // a write failed: the log refuses further writes
 	rec     Recovery
+
+	// Cold: written by Create, Open, Close and Set.Reset only.
+	closedTail int    // the header's clean-shutdown tail (region offset; 0: open)
+	setFloor   uint64 // member 0 of a set: the header's set floor
+	hdr        header // the header's fixed fields, as Create wrote them
 }
 
 // Stats describes a log at one moment.
