@@ -183,7 +183,7 @@ func (l *Log) commitStagedBatch(entries [][]byte, off0, end, t int) error {
 		binary.LittleEndian.PutUint64(l.stage[pos+fp-8-l.eLo:], classicCommit(w0))
 		pos = l.alignUp(pos + fp)
 	}
-	if err := l.r.Copy(l.mem[l.eLo:l.eLo+m], l.stage[:m], persist.NonTemporal); err != nil {
+	if err := l.put(l.mem[l.eLo:l.eLo+m], l.stage[:m], 0); err != nil {
 		return err
 	}
 	l.keepLast(end, t)
@@ -227,7 +227,7 @@ func (l *Log) stageCommit(at int, w0 uint64) {
 // commitLastLine streams the staged last line (with its commit words) and
 // fences: Classic's second barrier.
 func (l *Log) commitLastLine() error {
-	return l.r.Copy(l.mem[l.lastLine:l.lastLine+64], l.stage[:64], persist.NonTemporal)
+	return l.put(l.mem[l.lastLine:l.lastLine+64], l.stage[:64], 0)
 }
 
 func (l *Log) appended(off, t int, seq uint64, k int) {

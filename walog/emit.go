@@ -49,7 +49,7 @@ func (l *Log) spill() error {
 	if whole == 0 {
 		return nil
 	}
-	if err := l.r.Copy(l.mem[l.eLo:l.eLo+whole], l.stage[:whole], persist.NonTemporal|persist.NoDrain); err != nil {
+	if err := l.put(l.mem[l.eLo:l.eLo+whole], l.stage[:whole], persist.NoDrain); err != nil {
 		return err
 	}
 	l.eN = copy(l.stage, l.stage[whole:l.eN])
@@ -134,11 +134,11 @@ func (l *Log) writeStage(t int, drain bool) (int, error) {
 	}
 	m := (l.eN + 63) &^ 63
 	fillWords(l.stage[l.eN:m], l.cleanWord())
-	flags := persist.NonTemporal
+	var flags persist.Flags
 	if !drain {
-		flags |= persist.NoDrain
+		flags = persist.NoDrain
 	}
-	return m, l.r.Copy(l.mem[l.eLo:l.eLo+m], l.stage[:m], flags)
+	return m, l.put(l.mem[l.eLo:l.eLo+m], l.stage[:m], flags)
 }
 
 // keepLast moves the line holding the last entry byte (entryEnd-1) to
@@ -190,4 +190,49 @@ func fill(b []byte, c byte) {
 	for i := range b {
 		b[i] = c
 	}
+}
+
+// put writes the staged bytes src (whole words) to the log at dst and
+// flushes them, fencing unless flags has persist.NoDrain: a streaming copy,
+// whose every word reaches the media whole. Where Copy makes ordinary
+// stores (an msync region: a copy may tear a word, by the crash model), the
+// words are stored one by one with persist.Store64 instead, so that a torn
+// append has the shapes recovery knows (an entry's words old or new, never
+// half of each); the msync that follows costs far more than the loop.
+func (l *Log) put(dst, src []byte, flags persist.Flags) error {
+	if !l.wordStores || len(src)&7 != 0 {
+		return l.r.Copy(dst, src, flags|persist.NonTemporal)
+	}
+	return l.storeWords8(dst[:len(src)], flags, func(i int) uint64 { return binary.LittleEndian.Uint64(src[i:]) })
+}
+
+// fill is put for a fill of dst (whole words) with the byte c: a
+// streaming fill, or word stores on an msync region (free space that a
+// torn fill leaves half old would read as neither clean nor an entry).
+func (l *Log) fill(dst []byte, c byte, flags persist.Flags) error {
+	if !l.wordStores || len(dst)&7 != 0 {
+		return l.r.Set(dst, c, flags|persist.NonTemporal)
+	}
+	w := uint64(c) * 0x0101010101010101
+	return l.storeWords8(dst, flags, func(int) uint64 { return w })
+}
+
+// storeWords8 stores word(i) at dst[i:] for every word of dst (whole
+// words, 8-aligned as every offset of a log is) with
+// persist.Store64, flushes dst and fences unless flags has
+// persist.NoDrain.
+func (l *Log) storeWords8(dst []byte, flags persist.Flags, word func(i int) uint64) error {
+	if err := l.r.Writable(); err != nil {
+		return err
+	}
+	for i := 0; i+8 <= len(dst); i += 8 {
+		persist.Store64(dst[i:], word(i))
+	}
+	if err := l.r.Flush(dst); err != nil {
+		return err
+	}
+	if flags&persist.NoDrain != 0 {
+		return nil
+	}
+	return l.r.Drain()
 }

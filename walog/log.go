@@ -33,6 +33,7 @@ type Log struct {
 	maxEntry         int
 	maxBatch         int
 	noChecksum       bool
+	wordStores       bool // entries are written word by word (see put)
 	chunk            int
 	wrap             bool
 	checkpoint       func(*Log) error
@@ -265,6 +266,7 @@ func newLog(r *persist.Region, o *Options, h header) *Log {
 		chunk: chunkSize(o, h.size-HeaderSize),
 		wrap:  o.Wrap, checkpoint: o.Checkpoint,
 		hi: h.base + h.hi, floor: h.floor, next: h.floor,
+		wordStores: r.Info().Mode == persist.ModeMsync,
 	}
 	l.tail = l.start
 	if h.dirtyTo != 0 {

@@ -449,7 +449,7 @@ func (l *Log) zeroAhead(from, to int) error {
 		_, err := l.scrub(from, to)
 		return err
 	}
-	return l.r.Set(l.mem[from:to], 0, persist.NonTemporal)
+	return l.fill(l.mem[from:to], 0, 0)
 }
 
 // rewrite fills with c every 256-byte block of [from, to) for which ok is
@@ -462,7 +462,7 @@ func (l *Log) rewrite(from, to int, c byte, ok func([]byte) bool) (int, error) {
 		if run < 0 {
 			return nil
 		}
-		err := l.r.Set(l.mem[run:end], c, persist.NonTemporal|persist.NoDrain)
+		err := l.fill(l.mem[run:end], c, persist.NoDrain)
 		done += end - run
 		run = -1
 		return err
