@@ -62,7 +62,7 @@ func benchRegion(b *testing.B, size int) *persist.Region { return structtest.Map
 
 // BenchmarkPageWrite measures durable page writes of random pages (or
 // sequential ones: cow-seqpid, the order of PMDK's pmemblk benchmark in
-// internal/pmdkbench), one writer: Write for the copy-on-write and checksum
+// bench/pmdk), one writer: Write for the copy-on-write and checksum
 // variants, WriteLines with a few dirty lines for the micro log. pages/s
 // is the figure to compare with libpmemblk's blocks/s.
 func BenchmarkPageWrite(b *testing.B) {

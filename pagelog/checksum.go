@@ -1,10 +1,6 @@
 package pagelog
 
-import (
-	"encoding/binary"
-
-	"github.com/braid-pm/braid/persist"
-)
+import "github.com/braid-pm/braid/persist"
 
 // writeChecksum writes page pid in place, guarded by a CRC32C, after a
 // backup copy of the new version has been made durable in lane li's backup
@@ -26,15 +22,17 @@ func (s *Store) writeChecksum(li int, pid uint64, page []byte, mask []uint64) er
 	seq := s.pt[pid].ver + 1
 	crc := pageCRC(pid, seq, page)
 	b := s.g.pages + li
-	le := binary.LittleEndian
 
 	if err := s.r.Copy(s.payload(b), page, persist.NoDrain); err != nil {
 		return err
 	}
+	// Each header word in one failure-atomic store: a crash leaves every
+	// word old or new, never a torn pid that no write stored (the CRC,
+	// which covers pid and seq, tells an old backup from a new one).
 	bh := s.hdr(b)
-	le.PutUint64(bh[0:], pid)
-	le.PutUint64(bh[8:], seq)
-	le.PutUint64(bh[16:], uint64(crc))
+	persist.Store64(bh[0:], pid)
+	persist.Store64(bh[8:], seq)
+	persist.Store64(bh[16:], uint64(crc))
 	if err := s.r.Flush(bh[:24]); err != nil {
 		return err
 	}
@@ -57,8 +55,8 @@ func (s *Store) writeChecksum(li int, pid uint64, page []byte, mask []uint64) er
 		}
 	}
 	hh := s.hdr(int(pid))
-	le.PutUint64(hh[8:], seq)
-	le.PutUint64(hh[16:], uint64(crc))
+	persist.Store64(hh[8:], seq)
+	persist.Store64(hh[16:], uint64(crc))
 	if err := s.r.Persist(hh[8:24]); err != nil { // barrier 2
 		return err
 	}

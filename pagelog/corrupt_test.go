@@ -102,15 +102,10 @@ func outcome(t *testing.T, r *persist.Region, want [][]byte, o *pagelog.Options)
 	return "silent", nil
 }
 
-// sweep flips every byte of [lo, hi) of r with every mask of flips and
+// sweepAll flips every byte of [lo, hi) of r with every mask of flips and
 // returns the offsets of the flips that were silent (passed unnoticed,
 // every page right) and of those repaired from a backup. A wrong page fails
 // the test.
-func sweep(t *testing.T, r *persist.Region, lo, hi int, want [][]byte, o *pagelog.Options, masks []byte) (silent []int) {
-	silent, _ = sweepAll(t, r, lo, hi, want, o, masks)
-	return silent
-}
-
 func sweepAll(t *testing.T, r *persist.Region, lo, hi int, want [][]byte, o *pagelog.Options, masks []byte) (silent, repaired []int) {
 	t.Helper()
 	mem := r.Bytes()

@@ -214,8 +214,7 @@ func (g *geometry) decodeTwoWord(i int, h []byte) (header, error) {
 // decodeChecksum decodes a Checksum header.
 func (g *geometry) decodeChecksum(i int, h []byte) (header, error) {
 	le := binary.LittleEndian
-	var hd header
-	hd = header{pid: le.Uint64(h), ver: le.Uint64(h[8:])}
+	hd := header{pid: le.Uint64(h), ver: le.Uint64(h[8:])}
 	c, w3 := le.Uint64(h[16:]), le.Uint64(h[24:])
 	hd.crc = uint32(c)
 	if c>>32 != 0 || w3 != 0 {

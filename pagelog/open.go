@@ -536,8 +536,8 @@ func (s *Store) recoverChecksum() error {
 			return err
 		}
 		if binary.LittleEndian.Uint64(hh[8:]) != bh.ver || binary.LittleEndian.Uint64(hh[16:]) != uint64(bh.crc) {
-			binary.LittleEndian.PutUint64(hh[8:], bh.ver)
-			binary.LittleEndian.PutUint64(hh[16:], uint64(bh.crc))
+			persist.Store64(hh[8:], bh.ver)
+			persist.Store64(hh[16:], uint64(bh.crc))
 			if err := s.r.Flush(hh[8:24]); err != nil {
 				return err
 			}
