@@ -88,6 +88,16 @@ func (c *benchConfig) drawPlot(stdout io.Writer, results []*benchResult) error {
 		p.Legend.Add(name, bars)
 	}
 	p.NominalX(names...)
+	// Room above the tallest bar for the legend (a line a phase).
+	tallest := 0.0
+	for i := range shown {
+		t := 0.0
+		for _, name := range phases {
+			t += seconds[name][i]
+		}
+		tallest = max(tallest, t)
+	}
+	p.Y.Min, p.Y.Max = 0, tallest*(1+0.07*float64(len(phases)))
 	width := vg.Length(max(5, 1.1*float64(len(shown)))) * vg.Inch
 	for _, file := range []string{c.plot, strings.TrimSuffix(c.plot, ".svg") + ".png"} {
 		if err := p.Save(width, 4*vg.Inch, file); err != nil {
