@@ -74,7 +74,7 @@ func runCrossover(b *bench) error {
 		gt := group{op: opWriteFlush, pattern: seq, size: size, threads: 1, lo: half, hi: len(b.mem)}
 		tp := newWorker(&gt, 1, 0, b.r, false, 0)
 		var ntNs, tpNs []float64
-		for t0 := time.Now(); time.Since(t0) < b.cfg.duration; {
+		for t0 := time.Now(); time.Since(t0) < b.cfg.duration || len(ntNs) < 3; {
 			if err := b.ctx.Err(); err != nil {
 				return err
 			}

@@ -758,3 +758,28 @@ func TestStructureModes(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyShortDuration: a duration shorter than one round of copies (as a
+// run descheduled past its 2 ms is) still measures three rounds per size,
+// instead of none (an empty median made GB/s +Inf, which -json refused to
+// print: TestJSONAndKeep failed so under load).
+func TestCopyShortDuration(t *testing.T) {
+	if !canStream() {
+		t.Skip("the crossover needs streaming stores")
+	}
+	registerTestMode(t, mode{name: "zz-crossover", run: func(b *bench) error {
+		b.cfg.duration = 0 // every round is past it, as a descheduled one is
+		return runCrossover(b)
+	}})
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{
+		"-mode", "zz-crossover", "-json", "-force-pmem", "-file", filepath.Join(t.TempDir(), "b.pm"), "-size", "8M", "-threads", "1",
+	}, &out, &errOut)
+	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	var rep jsonReport
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	require.NotEmpty(t, rep.Results)
+	for _, r := range rep.Results {
+		require.Positive(t, r.NsPerOp, "%s %s %d", r.Op, r.Pattern, r.Size)
+	}
+}
