@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -122,7 +123,7 @@ func TestTrafficOff(t *testing.T) {
 // eADR region counts fences only.
 func TestTrafficMapped(t *testing.T) {
 	t.Setenv("BRAID_FORCE_PMEM", "0")
-	dir := shmDir(t)
+	dir := structtest.TempShm(t)
 	if asm.CanFlush() {
 		r := mustMap(t, filepath.Join(dir, "f.pm"), &persist.Options{Size: 1 << 20, Create: true, ForcePMem: true, Counters: true})
 		require.NoError(t, r.Persist(r.Bytes()[100:108]))
@@ -153,10 +154,7 @@ func TestTrafficMapped(t *testing.T) {
 // and BenchmarkCopyPersist of a build without it).
 func BenchmarkCounters(b *testing.B) {
 	for _, on := range []bool{false, true} {
-		path := filepath.Join(os.TempDir(), fmt.Sprintf("braid-counters-%d-%v.pm", os.Getpid(), on))
-		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-			path = filepath.Join("/dev/shm", filepath.Base(path))
-		}
+		path := filepath.Join(structtest.ShmDir(), fmt.Sprintf("braid-counters-%d-%v.pm", os.Getpid(), on))
 		r, err := persist.Map(path, &persist.Options{Size: 64 << 20, Create: true, ForcePMem: true, Counters: on})
 		os.Remove(path)
 		if err != nil {

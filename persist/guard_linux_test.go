@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ import (
 // shrunk maps a 4-page file, writes a byte in each page, and truncates the
 // file to one page under the mapping, as another program may.
 func shrunk(t *testing.T) (*persist.Region, string) {
-	path := filepath.Join(shmDir(t), "shrunk.pm")
+	path := filepath.Join(structtest.TempShm(t), "shrunk.pm")
 	r := mustMap(t, path, &persist.Options{Size: 4 * 4096, Create: true, ForcePMem: true})
 	for p := 0; p < 4; p++ {
 		r.Bytes()[p*4096+7] = byte(p + 1)
@@ -125,7 +126,7 @@ func TestGuardProcess(t *testing.T) {
 		return
 	}
 	for _, mode := range []string{"guarded", "unguarded"} {
-		file := filepath.Join(shmDir(t), mode+".pm")
+		file := filepath.Join(structtest.TempShm(t), mode+".pm")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestGuardProcess$")
 		cmd.Env = append(os.Environ(), "BRAID_GUARD_CHILD="+mode, "BRAID_GUARD_FILE="+file)
 		out, err := cmd.CombinedOutput()

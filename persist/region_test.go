@@ -15,10 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// shmDir is structtest.TempShm, for the tests that still call it by this
-// name (guard_linux_test.go).
-func shmDir(t testing.TB) string { return structtest.TempShm(t) }
-
 // flushMode is the mode of a forced or DAX file region: the flush path,
 // or msync when this build has no flush instruction (purego).
 func flushMode() persist.Mode {

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	stdsort "sort"
 	"testing"
+
+	"github.com/braid-pm/braid/internal/structtest"
 )
 
 // entrySlice sorts packed entries with the standard library's comparison
@@ -103,7 +105,7 @@ func BenchmarkGather(b *testing.B) {
 		}
 		dir := os.Getenv("BRAID_BENCH_DIR")
 		if dir == "" {
-			dir = "/dev/shm"
+			dir = structtest.ShmDir()
 		}
 		path := filepath.Join(dir, fmt.Sprintf("braid-gather-bench-%d", os.Getpid()))
 		if err := os.WriteFile(path, img, 0o644); err != nil {
@@ -163,7 +165,7 @@ func BenchmarkGather(b *testing.B) {
 func BenchmarkOutputFile(b *testing.B) {
 	dir := os.Getenv("BRAID_BENCH_DIR")
 	if dir == "" {
-		dir = "/dev/shm"
+		dir = structtest.ShmDir()
 	}
 	size := int64(256 << 20)
 	if v := os.Getenv("BRAID_BENCH_OUTPUT"); v != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -519,13 +520,8 @@ func TestProfileLostAfterRun(t *testing.T) {
 // TestMsyncRegion runs the copy mode on a file that is not forced onto the
 // PMem path: every persist is an msync, and there is no crossover.
 func TestMsyncRegion(t *testing.T) {
-	dir := "/dev/shm"
-	if _, err := os.Stat(dir); err != nil {
-		dir = t.TempDir()
-	}
 	t.Setenv("BRAID_FORCE_PMEM", "0")
-	file := filepath.Join(dir, "pmbench-msync-test.pm")
-	os.Remove(file)
+	file := filepath.Join(structtest.TempShm(t), "pmbench-msync-test.pm")
 	prof := filepath.Join(t.TempDir(), "p.json")
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-mode", "copy", "-file", file, "-size", "8M", "-duration", "2ms", "-threads", "2", "-profile", prof}, &out, &errOut)
