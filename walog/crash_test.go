@@ -434,7 +434,7 @@ func TestCrashLargeBatch(t *testing.T) {
 			workload, check := crashLog(o, ops)
 			cfg := crashConfig(uint64(f))
 			cfg.Regions[0].Size = 40 << 10
-			cfg.MaxImages = 24
+			cfg.MaxImages = 12
 			crash.Test(t, cfg, workload, check)
 		})
 	}

@@ -157,6 +157,7 @@ func TestCrashSet(t *testing.T) {
 				workload, check := crashSet(walog.Options{Format: f, MaxEntry: 300, Chunk: 256}, seed)
 				cfg := crashConfig(seed)
 				cfg.Regions[0].Size = 3 * 1024
+				cfg.MaxImages = 16 // bounded for make test: three members, many crash points
 				crash.Test(t, cfg, workload, check)
 				require.Positive(t, wraps, "the workload wraps a member")
 			})
