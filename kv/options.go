@@ -116,8 +116,9 @@ type Options struct {
 
 	// media replaces the files (tests: simulated regions and an in-memory
 	// checkpoint directory).
-	media  media
-	broken broken // tests: the deliberately broken variants
+	media   media
+	broken  broken   // tests: the deliberately broken variants
+	ackGate *ackGate // tests: orders ackBeforeFence's early acknowledgment (worker.go)
 }
 
 // config is Options with the defaults resolved.

@@ -173,10 +173,16 @@ func (w *worker) process(batch []*request) {
 // publishes and acknowledges them.
 func (w *worker) commit(batch []*request) {
 	if w.s.broken.ackBeforeFence {
+		gate := w.s.c.ackGate
+		if gate != nil && !clientWrites(batch) {
+			gate = nil
+		}
 		w.ack(batch, true)
+		gate.park()
 		if w.flush() == nil {
 			_ = w.s.fence(w.m.g, w.d.g)
 		}
+		gate.fenced()
 		return
 	}
 	err := w.flush()
@@ -193,6 +199,47 @@ func (w *worker) commit(batch []*request) {
 		}
 	}
 	w.ack(batch, err == nil)
+}
+
+// ackGate makes the broken variant ackBeforeFence deterministic in the
+// crash tests: after acknowledging a batch of client writes the worker
+// parks until the workload has recorded the acknowledgment (and its
+// durability point was tested), then writes and fences while the
+// workload waits; so no goroutine touches the regions while a crash
+// point's check runs, as when the fence comes first.
+type ackGate struct{ release, done chan struct{} }
+
+func newAckGate() *ackGate { return &ackGate{release: make(chan struct{}), done: make(chan struct{})} }
+
+func (g *ackGate) park() {
+	if g != nil {
+		<-g.release
+	}
+}
+
+func (g *ackGate) fenced() {
+	if g != nil {
+		g.done <- struct{}{}
+	}
+}
+
+// step is the workload's side: let the parked worker write and fence,
+// and wait until it has.
+func (g *ackGate) step() {
+	g.release <- struct{}{}
+	<-g.done
+}
+
+// clientWrites reports whether batch holds a client's put, delete or
+// batch (not only GC moves).
+func clientWrites(batch []*request) bool {
+	for _, r := range batch {
+		switch r.kind {
+		case opPut, opDel, opApply:
+			return true
+		}
+	}
+	return false
 }
 
 // ack publishes what the batch made durable and completes its requests.
