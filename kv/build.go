@@ -208,7 +208,9 @@ func (a *buildAcc) account(t *table, ordered bool) {
 
 // setupWorkers makes the workers and gives each the logs it continues:
 // the metadata chain it owns and the data segment of its last marker.
-// Every other data segment is sealed.
+// Every other data segment is sealed. The logs of workers this store does
+// not run (it was created with more WorkersPerDevice) stay as they are,
+// their ends kept in s.orphans; they continue if it runs more again.
 func (s *Store) setupWorkers(chains []*chain) {
 	W := s.c.workers
 	cont := map[*segment]bool{}
@@ -227,6 +229,15 @@ func (s *Store) setupWorkers(chains []*chain) {
 				}
 			}
 			s.workers = append(s.workers, w)
+		}
+		for _, ch := range chains {
+			if ch.dev == d.idx && ch.owner >= W && ch.meta != nil {
+				p := chainPos{dev: ch.dev, owner: ch.owner, metaSeg: ch.meta.idx, metaEpoch: ch.meta.epoch.Load(), off: ch.metaEnd}
+				if ch.data != nil {
+					p.dataSeg, p.dataEpoch, p.dataOff = ch.data.idx, ch.data.epoch.Load(), ch.dataEnd
+				}
+				s.orphans = append(s.orphans, p)
+			}
 		}
 		for _, g := range d.segs {
 			if g.kind != kindFree && !cont[g] {

@@ -260,6 +260,7 @@ func (s *Store) checkpointLocked() error {
 			c.chains = append(c.chains, w.position())
 		}
 	}
+	c.chains = append(c.chains, s.orphans...)
 	entries, _, keyB, _ := s.idx.counts()
 	b := encodeCheckpointHead(c, entries, s.storeID, entries*ckEntrySize+int(keyB))
 	n := 0

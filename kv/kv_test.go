@@ -304,3 +304,71 @@ func TestTokenAfterDrop(t *testing.T) {
 		require.NoError(t, s.Close())
 	}
 }
+
+// TestReopenWorkers: a store reopened with fewer or more WorkersPerDevice
+// than it was written with keeps every value and passes Check. The
+// metadata logs of the workers it no longer runs are recorded in every
+// checkpoint at their ends, so a reopen after two checkpoints replays
+// nothing of them (were they started over, entries behind the checkpoint
+// — a key whose tombstone GC dropped since — would come back).
+func TestReopenWorkers(t *testing.T) {
+	o := testOptions(t, 2)
+	want := map[string]string{}
+	write := func(s *Store, from, n int) {
+		for i := from; i < from+n; i++ {
+			k, v := fmt.Sprintf("key%04d", i%300), fmt.Sprintf("value %d of %d", i, from)
+			if i%7 == 0 {
+				require.NoError(t, s.Delete([]byte(k)))
+				delete(want, k)
+				continue
+			}
+			require.NoError(t, s.Put([]byte(k), []byte(v)))
+			want[k] = v
+		}
+	}
+	verify := func(s *Store) {
+		t.Helper()
+		for i := range 300 {
+			k := fmt.Sprintf("key%04d", i)
+			v, err := s.Get([]byte(k))
+			if w, ok := want[k]; ok {
+				require.NoError(t, err, k)
+				require.Equal(t, w, string(v), k)
+			} else {
+				require.ErrorIs(t, err, ErrNotFound, k)
+			}
+		}
+		require.NoError(t, s.Check())
+	}
+	s := mustOpen(t, o) // 2 workers per device
+	write(s, 0, 600)
+	require.NoError(t, s.Close())
+
+	o.WorkersPerDevice = 1
+	s = mustOpen(t, o)
+	verify(s)
+	write(s, 600, 300)
+	require.Len(t, s.orphans, 2, "one log per device of the worker not run")
+	require.NoError(t, s.Checkpoint())
+	require.NoError(t, s.Checkpoint()) // the checkpoint of the 2-worker run is gone now
+	_, err := s.GC()
+	require.NoError(t, err)
+	verify(s)
+	s.abandon()
+	s = mustOpen(t, o)
+	require.Zero(t, s.Recovery().Entries, "a log of a worker not run is replayed from its checkpointed end")
+	verify(s)
+	require.NoError(t, s.Close())
+
+	o.WorkersPerDevice = 3
+	s = mustOpen(t, o)
+	verify(s)
+	require.Empty(t, s.orphans)
+	write(s, 900, 300)
+	verify(s)
+	s.abandon()
+	o.WorkersPerDevice = 2
+	s = mustOpen(t, o)
+	verify(s)
+	require.NoError(t, s.Close())
+}

@@ -47,7 +47,9 @@ type Options struct {
 	// WorkersPerDevice is the number of dedicated workers per device, each
 	// the sole owner of one data log and one metadata log. 0 takes the
 	// device profile's write knee (Profile.WriteThreads), else
-	// min(4, GOMAXPROCS).
+	// min(4, GOMAXPROCS). A store may be reopened with another number:
+	// the logs of workers it no longer runs are kept at their ends (read,
+	// cleaned by GC, continued if it runs them again).
 	WorkersPerDevice int
 	// QueueDepth bounds each worker's request queue (admission control: a
 	// full queue blocks the caller instead of growing latency without

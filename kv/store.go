@@ -49,11 +49,18 @@ type Store struct {
 	gcMu   sync.Mutex
 	ckMu   sync.Mutex
 	ckpts  []ckptInfo // retained checkpoints, oldest first
-	ckSeq  uint64
-	rep    RecoveryReport
-	broken broken
-	stats  storeStats
-	pool   sync.Pool
+	// orphans are the ends of the metadata logs of workers this store
+	// found on media but does not run (reopened with fewer
+	// WorkersPerDevice): every checkpoint records them, so that a replay
+	// never starts such a log over (its old entries are behind the
+	// checkpoint, a dropped tombstone's key among them) and GC frees its
+	// segments but the last.
+	orphans []chainPos
+	ckSeq   uint64
+	rep     RecoveryReport
+	broken  broken
+	stats   storeStats
+	pool    sync.Pool
 }
 
 // broken switches on the deliberately broken variants the crash tests
