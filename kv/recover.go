@@ -2,6 +2,7 @@ package kv
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"slices"
@@ -301,7 +302,11 @@ func (s *Store) populate(g *segment, off int) int {
 // that later appends never sit before stale entries.
 func (s *Store) repairTail(ch *chain, g *segment, end int) {
 	from := end &^ 7
+	mapped := 0 // the rest of the segment was never read: map it a chunk at a time
 	for u := from; u < g.size; {
+		if u >= mapped {
+			mapped = s.populate(g, u)
+		}
 		next := min((u+unit)&^(unit-1), g.size)
 		if !allZero(g.mem[u:next]) {
 			if ch.torn == 0 {
@@ -323,11 +328,12 @@ func (s *Store) repairTail(ch *chain, g *segment, end int) {
 }
 
 func allZero(b []byte) bool {
-	for len(b) >= 8 {
-		if b[0]|b[1]|b[2]|b[3]|b[4]|b[5]|b[6]|b[7] != 0 {
+	le := binary.LittleEndian
+	for len(b) >= 32 {
+		if le.Uint64(b)|le.Uint64(b[8:])|le.Uint64(b[16:])|le.Uint64(b[24:]) != 0 {
 			return false
 		}
-		b = b[8:]
+		b = b[32:]
 	}
 	for _, c := range b {
 		if c != 0 {
