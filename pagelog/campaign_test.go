@@ -99,6 +99,9 @@ func campaignStore(t *testing.T, rng *structtest.Rand) pageTrial {
 	return pageTrial{s: s, r: r, o: o, acked: acked}
 }
 
+// damage is one media damage: where and what.
+type damage = structtest.Damage
+
 func (tr pageTrial) pickDamage(rng *structtest.Rand) damage {
 	s, size := tr.s, tr.r.Size()
 	units := []int{8, 64, 256, 4096, 1 + rng.Intn(24)}
@@ -126,27 +129,7 @@ func (tr pageTrial) pickDamage(rng *structtest.Rand) damage {
 	if n >= 8 && n != 24 {
 		off &^= n - 1
 	}
-	return damage{off: off, n: min(n, size-off), how: []string{"zero", "garbage", "flip"}[rng.Intn(3)]}
-}
-
-// damage is one damage: where and what.
-type damage struct {
-	off, n int
-	how    string
-}
-
-func (d damage) apply(rng *structtest.Rand, mem []byte) {
-	b := mem[d.off : d.off+d.n]
-	switch d.how {
-	case "zero":
-		clear(b)
-	case "garbage":
-		rng.Fill(b)
-	default:
-		for k := 1 + rng.Intn(3); k > 0; k-- {
-			b[rng.Intn(len(b))] ^= 1 << rng.Intn(8)
-		}
-	}
+	return damage{Off: off, N: min(n, size-off), How: structtest.DamageHows[rng.Intn(3)]}
 }
 
 func runPageCampaign(t *testing.T, seed uint64, trials int) (map[string]int, map[string]string) {
@@ -162,8 +145,8 @@ func runPageCampaign(t *testing.T, seed uint64, trials int) (map[string]int, map
 		tr := campaignStore(t, rng)
 		d := tr.pickDamage(rng)
 		mem := tr.r.Bytes()
-		d.apply(rng, mem)
-		what := fmt.Sprintf("seed %d trial %d: %s %s of %d bytes at %d", seed, i, cfgName(tr.o), d.how, d.n, d.off)
+		d.Apply(rng, mem)
+		what := fmt.Sprintf("seed %d trial %d: %s %s of %d bytes at %d", seed, i, cfgName(tr.o), d.How, d.N, d.Off)
 		before := bytes.Clone(mem)
 		s, err := pagelog.Open(tr.r, nil)
 		if err != nil {
@@ -194,7 +177,7 @@ func runPageCampaign(t *testing.T, seed uint64, trials int) (map[string]int, map
 			case err != nil:
 				kind = "other-error"
 				what += ": " + err.Error()
-			case !bytes.Equal(buf, tr.acked[p]) && !s.Verified() && d.off+d.n > pagelog.PayloadOffset(s, 0):
+			case !bytes.Equal(buf, tr.acked[p]) && !s.Verified() && d.Off+d.N > pagelog.PayloadOffset(s, 0):
 				kind = "unverified" // the damage hit the payloads
 			case !bytes.Equal(buf, tr.acked[p]):
 				kind = "wrong"

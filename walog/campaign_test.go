@@ -56,13 +56,8 @@ func (c *campaignResult) add(kind, what string) {
 	}
 }
 
-// damage describes one damage: where and what.
-type damage struct {
-	off, n int
-	how    string // zero, garbage, flip
-}
-
-func (d damage) String() string { return fmt.Sprintf("%s of %d bytes at %d", d.how, d.n, d.off) }
+// damage is one media damage: where and what.
+type damage = structtest.Damage
 
 // pickDamage draws a damage of a log whose area is size bytes with the
 // tail at tail and the prepared end at hi.
@@ -83,22 +78,8 @@ func pickDamage(rng *structtest.Rand, size, tail, hi int) damage {
 		off &^= n - 1 // units are aligned: what media lose
 	}
 	n = min(n, size-off)
-	how := []string{"zero", "garbage", "flip"}[rng.Intn(3)]
-	return damage{off: off, n: n, how: how}
-}
-
-func (d damage) apply(rng *structtest.Rand, mem []byte) {
-	b := mem[d.off : d.off+d.n]
-	switch d.how {
-	case "zero":
-		clear(b)
-	case "garbage":
-		rng.Fill(b)
-	default:
-		for k := 1 + rng.Intn(3); k > 0; k-- {
-			b[rng.Intn(len(b))] ^= 1 << rng.Intn(8)
-		}
-	}
+	how := structtest.DamageHows[rng.Intn(3)]
+	return damage{Off: off, N: n, How: how}
 }
 
 // campaignLog builds the log of one trial and returns the region, the
@@ -191,7 +172,7 @@ func campaignLog(t *testing.T, rng *structtest.Rand, crashed bool) (*persist.Reg
 // the end of the log.
 func wipedEnd(at [][2]int, d damage) bool {
 	for _, a := range at {
-		if a[1] <= d.off || a[0] >= d.off+d.n {
+		if a[1] <= d.Off || a[0] >= d.Off+d.N {
 			return false
 		}
 	}
@@ -205,7 +186,7 @@ func runCampaign(t *testing.T, seed uint64, trials int, crashed bool) campaignRe
 		r, acked, at, lastN, tail, hi := campaignLog(t, rng, crashed)
 		mem := r.Bytes()
 		d := pickDamage(rng, len(mem), tail, hi)
-		d.apply(rng, mem)
+		d.Apply(rng, mem)
 		what := fmt.Sprintf("seed %d trial %d: %v (tail %d, %d entries, last append %d)", seed, i, d, tail, len(acked), lastN)
 		before := bytes.Clone(mem)
 		l, err := walog.Open(r, nil)
