@@ -5,11 +5,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/kv"
 )
 
 func Example() {
-	dir, err := os.MkdirTemp("/dev/shm", "kv-example-")
+	dir, err := os.MkdirTemp(structtest.ShmDir(), "kv-example-") // /dev/shm, or the temporary directory without it
 	if err != nil {
 		fmt.Println(err)
 		return
