@@ -232,7 +232,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			err = fmt.Errorf("close (checkpoint): %w", cerr)
 		}
 	}()
-	info := kvInfo(o, s)
+	info := kvInfo(o, s, b.sf.emulated)
 	bar := newBar(b.progress, stderr)
 	p.cfg.Progress = bar.progress
 	bench, err := ycsb.New(storeDB{s}, p.cfg)
@@ -312,7 +312,7 @@ func verdict(results []*ycsb.Result, verify bool, stdout io.Writer, quiet bool) 
 	return nil
 }
 
-func kvInfo(o *kv.Options, s store) ycsb.Info {
+func kvInfo(o *kv.Options, s store, emulated string) ycsb.Info {
 	dur := "fence per batch"
 	if o.NoBatching {
 		dur = "fence per put"
@@ -331,6 +331,9 @@ func kvInfo(o *kv.Options, s store) ycsb.Info {
 	}
 	if w := s.Stats().Workers; w > 0 {
 		dev += fmt.Sprintf(", %d workers", w)
+	}
+	if emulated != "" {
+		dev += ", emulated " + emulated
 	}
 	return ycsb.Info{Engine: "kv", Durability: dur, Device: dev}
 }

@@ -141,6 +141,18 @@ func benchVerify(t *testing.T, clients string) {
 	require.Regexp(t, `verify: [1-9][0-9]* correct, 0 wrong, 0 missing`, stdout)
 }
 
+// TestBenchEmulated: -device runs every device of the store as an emulated
+// one (kv.Options.Emulate), sized by its profile (3 workers each, the
+// write knee), and each line names it.
+func TestBenchEmulated(t *testing.T) {
+	kvReady(t)
+	code, stdout, msg := pmkv(t, "bench", "-device", "optane-1dimm", "-ndev", "2", "-records", "500", "-ops", "500",
+		"-workloads", "a", "-verify", "-segment", "1MiB", "-device-size", "32MiB")
+	require.Equal(t, 0, code, msg)
+	require.Regexp(t, `(?m)^\s*kv\s+A\s+UPDATE\s.*\+1 devices, 6 workers, emulated optane-1dimm$`, stdout)
+	require.Regexp(t, `verify: [1-9][0-9]* correct, 0 wrong, 0 missing`, stdout)
+}
+
 func TestBenchSweepPlot(t *testing.T) {
 	kvReady(t)
 	dir := t.TempDir()

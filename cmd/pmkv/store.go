@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/braid-pm/braid/kv"
+	"github.com/braid-pm/braid/persist"
 )
 
 // storeFlags name a store and how to open it; every command has them.
@@ -23,6 +24,8 @@ type storeFlags struct {
 	segment, deviceSize      byteSize
 	maxKey, maxValue         int
 	pmem                     string
+	device                   string // -device (else BRAID_DEVICE)
+	emulated                 string // the emulated device's name, once opened
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -40,6 +43,30 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxKey, "maxkey", 0, "largest key in bytes (0: kv's default, 1024)")
 	fs.IntVar(&f.maxValue, "maxvalue", 0, "largest value in bytes (0: kv's default, 1MiB, or a quarter of -segment less -maxkey)")
 	fs.StringVar(&f.pmem, "pmem", "auto", "map segments on the PMem instruction path: auto (on tmpfs), on, off (msync)")
+	fs.StringVar(&f.device, "device", "", "emulate each device as one of: "+strings.Join(persist.DeviceNames(), ", ")+", or a profile file with a model (default: $BRAID_DEVICE)")
+}
+
+// emulate puts the emulated device of -device (else BRAID_DEVICE) into o:
+// kv makes one device of that profile per device directory, so that
+// devices add up as real ones do.
+func (f *storeFlags) emulate(o *kv.Options) error {
+	spec, from := f.device, "-device"
+	if spec == "" {
+		spec, from = os.Getenv("BRAID_DEVICE"), "BRAID_DEVICE="+os.Getenv("BRAID_DEVICE")
+	}
+	if spec == "" {
+		return nil
+	}
+	d, err := persist.OpenDevice(spec, nil)
+	if err != nil {
+		return usagef("%s: %v", from, err)
+	}
+	if d.Emulating() {
+		p := d.Profile()
+		o.Emulate = &p
+		f.emulated = d.Name()
+	}
+	return nil
 }
 
 // limits resolves -maxkey and -maxvalue (called once flags are parsed).
@@ -119,6 +146,9 @@ func (f *storeFlags) options(create bool) (*kv.Options, error) {
 		o.PMem = onTmpfs(devs[0])
 	default:
 		return nil, usagef("-pmem %q: want auto, on or off", f.pmem)
+	}
+	if err := f.emulate(o); err != nil {
+		return nil, err
 	}
 	if err := o.Validate(); err != nil {
 		return nil, usageError{strings.TrimPrefix(err.Error(), "kv: ")}
