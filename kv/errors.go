@@ -13,8 +13,10 @@ var (
 	// ErrTooLarge: a key or value over Options.MaxKey or MaxValue (the
 	// message names both sizes).
 	ErrTooLarge = persist.NewError("kv: key or value too large", persist.ErrInvalid)
-	// ErrFull: no free segment is left on any device for a put or delete;
-	// nothing was written. Delete keys and run GC to make room.
+	// ErrFull: no free segment is left for a put or delete and the
+	// cleaner cannot free one (a write waits for it first, up to
+	// Options.FullWait); nothing was written. Delete keys and run GC to
+	// make room.
 	ErrFull = persist.NewError("kv: store is full")
 	// ErrBadFormat: a segment or checkpoint file that is not this store's
 	// (another kind of braid file, another store, another format version).

@@ -13,7 +13,7 @@ import (
 // reservePut free, a delete more than reserveDel, so that deletes and the
 // cleaner's moves still find room when puts get ErrFull.
 const (
-	reservePut = 3
+	reservePut = 2
 	reserveDel = 1
 )
 
@@ -40,7 +40,12 @@ func (s *Store) gc(all bool) (rep GCReport, err error) {
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
 	t0 := time.Now()
-	defer func() { rep.Elapsed = time.Since(t0); s.stats.gcPasses.Add(1) }()
+	pass := s.passBegin()
+	defer func() {
+		rep.Elapsed = time.Since(t0)
+		s.stats.gcPasses.Add(1)
+		s.passEnd(pass, all, rep.SegmentsFreed, err)
+	}()
 	vs, err := s.pick(all, &rep)
 	if err != nil {
 		return rep, err
@@ -96,7 +101,7 @@ func (s *Store) needCheckpoints(vs []*victim) bool {
 	}
 	for _, d := range s.devs {
 		for _, g := range d.segs {
-			if g.kind == kindMeta && g.sealed && !s.metaFreeable(g) {
+			if g.sealedMeta() && !s.metaFreeable(g) {
 				return true
 			}
 		}
@@ -252,7 +257,7 @@ func (s *Store) freeMeta() (int, error) {
 	n := 0
 	for _, d := range s.devs {
 		for _, g := range d.segs {
-			if g.kind == kindMeta && g.sealed && s.metaFreeable(g) {
+			if g.sealedMeta() && s.metaFreeable(g) {
 				if err := s.free(g); err != nil {
 					return n, err
 				}
@@ -264,7 +269,8 @@ func (s *Store) freeMeta() (int, error) {
 }
 
 // cleaner runs a pass whenever a device's free segments fall below
-// GCThreshold (it is kicked when a worker takes a segment or finds none).
+// GCThreshold (it is kicked when a worker takes a segment or finds none),
+// and passes back to back while writes wait for room.
 func (s *Store) cleaner() {
 	defer s.bg.Done()
 	for {
@@ -273,11 +279,17 @@ func (s *Store) cleaner() {
 			return
 		case <-s.ckick:
 		}
-		if s.c.GCThreshold < 0 || !s.lowOnSpace() {
-			continue
-		}
-		if rep, err := s.gc(false); err != nil || rep.SegmentsFreed == 0 {
-			continue
+		// While writes wait for room (room.go), full passes back to back
+		// as long as they free segments; else one pass when space is low.
+		for {
+			need := s.room.waiters.Load() > 0
+			if !need && (s.c.GCThreshold < 0 || !s.lowOnSpace()) {
+				break
+			}
+			rep, err := s.gc(need)
+			if err != nil || rep.SegmentsFreed == 0 || !need {
+				break
+			}
 		}
 	}
 }

@@ -92,7 +92,7 @@ func (s *Store) mapSegments(ids [][]byte) error {
 	want := c.segments
 	if want == 0 {
 		want = int(DefaultDeviceSize / c.SegmentSize)
-		want = max(want, 2*c.workers+1)
+		want = max(want, MinSegments(c.workers))
 	}
 	for i, d := range s.devs {
 		regions, err := d.dm.segments(c.SegmentSize)
@@ -113,8 +113,8 @@ func (s *Store) mapSegments(ids [][]byte) error {
 				return err
 			}
 		}
-		if len(regions) < 2*c.workers+1 {
-			return fmt.Errorf("%w: device %s has %d segments; %d workers need at least %d", ErrInvalid, d.dm.name(), len(regions), c.workers, 2*c.workers+1)
+		if err := c.checkSegments(len(regions), "device "+d.dm.name()+" has"); err != nil {
+			return err
 		}
 		for j, r := range regions {
 			if int64(r.Size()) != c.SegmentSize {

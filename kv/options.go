@@ -19,6 +19,7 @@ const (
 	DefaultMaxValue    = 1 << 20
 	DefaultGCThreshold = 0.5 // background cleaning starts when a device's free segments fall below this fraction
 	DefaultShards      = 64
+	DefaultFullWait    = 10 * time.Second // a write that finds no free segment waits this long for the cleaner at most
 
 	// MinSegmentSize is the smallest segment: a header line, a 256-byte
 	// media unit and room for a few entries.
@@ -71,7 +72,9 @@ type Options struct {
 	// multiple of 4096). 0 means DefaultSegmentSize.
 	SegmentSize int64
 	// DeviceSize is the bytes pre-allocated per device, a multiple of
-	// SegmentSize with room for two segments per worker. 0 means
+	// SegmentSize holding at least MinSegments(workers) segments: two
+	// per worker, the free segments kept back for deletes and the
+	// cleaner, and one to fill past them. 0 means
 	// DefaultDeviceSize (or the segments already there when reopening).
 	DeviceSize int64
 	// OrderedIndex keeps an ordered index (a B-tree) beside the hash
@@ -98,6 +101,12 @@ type Options struct {
 	// DefaultGCThreshold; negative turns the background cleaner off (GC
 	// then runs only when called, at start-up and when a device is full).
 	GCThreshold float64
+	// FullWait bounds how long a write that finds no free segment waits
+	// for the cleaner to free one before it returns ErrFull (it returns
+	// ErrFull sooner when a cleaning pass frees nothing or live data fills
+	// the devices; room.go). 0 means DefaultFullWait; negative: ErrFull at
+	// once, no waiting.
+	FullWait time.Duration
 	// NoStartupGC skips the cleaning pass of Open.
 	NoStartupGC bool
 	// CheckpointInterval, when > 0, checkpoints in the background at this
@@ -189,12 +198,29 @@ func (o *Options) resolve() (*config, error) {
 	}
 	if c.DeviceSize != 0 {
 		c.segments = int(c.DeviceSize / c.SegmentSize)
-		if min := 2*c.workers + 1; c.segments < min {
-			return nil, fmt.Errorf("%w: DeviceSize %d holds %d segments of %d bytes; %d workers need at least %d (two each and one to clean into)",
-				ErrInvalid, c.DeviceSize, c.segments, c.SegmentSize, c.workers, min)
+		if err := c.checkSegments(c.segments, fmt.Sprintf("DeviceSize %d holds", c.DeviceSize)); err != nil {
+			return nil, err
 		}
 	}
+	if c.FullWait == 0 {
+		c.FullWait = DefaultFullWait
+	}
 	return c, nil
+}
+
+// MinSegments is the fewest segments a device needs for workers workers:
+// a data and a metadata log each, the free segments kept back for
+// deletes and the cleaner's moves (which puts may not take), and one to
+// fill past them.
+func MinSegments(workers int) int { return 2*workers + reservePut + 1 }
+
+// checkSegments refuses a device of n segments too few for the workers.
+func (c *config) checkSegments(n int, what string) error {
+	if min := MinSegments(c.workers); n < min {
+		return fmt.Errorf("%w: %s %d segments of %d bytes; %d workers need at least %d (a data and a metadata log each, %d kept free for deletes and the cleaner, one to fill): DeviceSize at least %d, or a smaller SegmentSize",
+			ErrInvalid, what, n, c.SegmentSize, c.workers, min, reservePut, int64(min)*c.SegmentSize)
+	}
+	return nil
 }
 
 func (c *config) resolveSizes() error {

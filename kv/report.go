@@ -25,7 +25,10 @@ type Stats struct {
 	MergePending                 int    // index updates waiting in merge logs
 	GCPasses, GCMoved            uint64 // cleaning passes, entries moved
 	SegmentsFreed                uint64
-	Checkpoints                  uint64
+	// RoomWaits counts the writes that found no free segment and waited
+	// for the cleaner (each once, however long it waited).
+	RoomWaits   uint64
+	Checkpoints uint64
 }
 
 // DeviceStats describes one device.

@@ -44,6 +44,14 @@ func (g *segment) pin(epoch uint64) bool {
 
 func (g *segment) unpin() { g.readers.Add(-1) }
 
+// sealedMeta: g is a sealed metadata segment (read under its device's
+// lock: its worker formats and seals segments while the cleaner looks).
+func (g *segment) sealedMeta() bool {
+	g.dev.mu.Lock()
+	defer g.dev.mu.Unlock()
+	return g.kind == kindMeta && g.sealed
+}
+
 // device is one PMem device: its segments and its pool of free ones.
 type device struct {
 	idx  int
@@ -127,6 +135,7 @@ func (s *Store) release(g *segment) error {
 	g.live.Store(0)
 	g.dev.give(g)
 	s.stats.segmentsFreed.Add(1)
+	s.room.signal()
 	return nil
 }
 

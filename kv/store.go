@@ -43,6 +43,8 @@ type Store struct {
 	closed atomic.Bool
 	wg     sync.WaitGroup
 	bg     sync.WaitGroup
+	stalls sync.WaitGroup // PutAsyncs waiting for room (room.go)
+	room   roomState
 	stop   chan struct{}
 	mkick  chan struct{}
 	ckick  chan struct{}
@@ -77,6 +79,7 @@ type broken struct {
 type storeStats struct {
 	mediaBytes, segmentsFreed, gcPasses, gcMoved atomic.Uint64
 	checkpoints, tokenHits, tokenMisses          atomic.Uint64
+	roomWaits                                    atomic.Uint64
 }
 
 // Open opens the store on opts.Devices, creating it when no device holds
@@ -174,6 +177,15 @@ func (s *Store) putReq(r *request) {
 // complete hands a finished request back to its caller.
 func (s *Store) complete(r *request) {
 	if r.cb != nil {
+		if re := asRoom(r.err); re != nil && s.c.FullWait >= 0 {
+			// Wait for room off the worker, without the operations lock.
+			key, value, cb := r.key, r.value, r.cb
+			s.putReq(r)
+			s.ops.RUnlock()
+			s.stalls.Add(1)
+			go s.retryAsync(re, key, value, cb)
+			return
+		}
 		cb, tok, err := r.cb, r.tok, r.err
 		s.putReq(r)
 		cb(tok, err)
@@ -229,18 +241,7 @@ func (s *Store) write(kind opKind, key, value []byte) (Token, error) {
 	if err := s.checkKV(key, value); err != nil {
 		return Token{}, err
 	}
-	if err := s.enter(); err != nil {
-		return Token{}, err
-	}
-	defer s.ops.RUnlock()
-	r := s.getReq()
-	r.kind, r.key, r.value = kind, key, value
-	r.serial = s.serial.Add(1)
-	s.next().q <- r
-	<-r.done
-	tok, err := r.tok, r.err
-	s.putReq(r)
-	return tok, err
+	return s.writeRetry(nil, kind, key, value)
 }
 
 // Put stores key = value; durable when it returns nil.
@@ -297,22 +298,35 @@ func (s *Store) Apply(b *Batch) error {
 			return fmt.Errorf("batch operation %d: %w", i, err)
 		}
 	}
-	if err := s.enter(); err != nil {
-		return err
+	ops := b.ops
+	var rw roomWait
+	defer rw.done(s)
+	for {
+		if err := s.enter(); err != nil {
+			return err
+		}
+		r := s.getReq()
+		r.kind, r.ops = opApply, ops
+		r.serials = make([]uint64, len(ops))
+		last := s.serial.Add(uint64(len(ops)))
+		for i := range r.serials {
+			r.serials[i] = last - uint64(len(ops)-1-i)
+		}
+		s.route(&rw).q <- r
+		<-r.done
+		err, n := r.err, r.nops
+		s.putReq(r)
+		s.ops.RUnlock()
+		re := asRoom(err)
+		if re == nil {
+			return err
+		}
+		// The operations before n are durable; wait, then write the rest.
+		ops = ops[n:]
+		if err := s.awaitRoom(&rw, re); err != nil {
+			return err
+		}
 	}
-	defer s.ops.RUnlock()
-	r := s.getReq()
-	r.kind, r.ops = opApply, b.ops
-	r.serials = make([]uint64, len(b.ops))
-	last := s.serial.Add(uint64(len(b.ops)))
-	for i := range r.serials {
-		r.serials[i] = last - uint64(len(b.ops)-1-i)
-	}
-	s.next().q <- r
-	<-r.done
-	err := r.err
-	s.putReq(r)
-	return err
 }
 
 // owner is the worker that reads data segment g.
@@ -440,6 +454,8 @@ func (s *Store) Close() error {
 func (s *Store) shutdown() {
 	s.closed.Store(true)
 	close(s.stop)
+	s.room.signal()
+	s.stalls.Wait()
 	s.bg.Wait()
 	for _, w := range s.workers {
 		close(w.q)

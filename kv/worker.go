@@ -45,6 +45,7 @@ type request struct {
 	moved  bool
 	movedL loc // move: the new version
 	ui     int // put: its update in the worker's batch (-1: none)
+	nops   int // apply: the operations staged before it failed
 }
 
 func (r *request) bytes() int {
@@ -72,8 +73,9 @@ type worker struct {
 	d, m   logWriter
 	batch  []*request
 	writes []*request
-	ups    []upd    // the index updates of the batch being written
-	hints  []uint32 // their slots, once published
+	ups    []upd      // the index updates of the batch being written
+	hints  []uint32   // their slots, once published
+	toSeal []*segment // segments the batch switched away from (sealSwitched)
 
 	puts, gets, dels, batches, fences atomic.Uint64
 	appended, media                   atomic.Uint64
@@ -193,7 +195,7 @@ func (w *worker) commit(batch []*request) {
 	}
 	if err != nil {
 		for _, r := range batch {
-			if r.err == nil {
+			if r.err == nil || asRoom(r.err) != nil { // not "no room": nothing of it is durable
 				r.err = err
 			}
 		}
@@ -251,6 +253,7 @@ func (w *worker) ack(batch []*request, durable bool) {
 		w.hints = append(w.hints[:0], make([]uint32, len(w.ups))...)
 		w.s.idx.publish(w.gid, w.ups, w.hints)
 	}
+	w.sealSwitched()
 	for _, r := range batch {
 		switch {
 		case r.kind == opMove && r.moved:
@@ -288,6 +291,7 @@ func (w *worker) stage(r *request) {
 		for i := range r.ops {
 			op := &r.ops[i]
 			if r.err = w.append(r, op.key, op.value, r.serials[i], op.del); r.err != nil {
+				r.nops = i
 				return
 			}
 		}
@@ -374,12 +378,22 @@ func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool)
 }
 
 // switchData moves the data log to a fresh segment of the device and
-// writes a marker for it in the metadata log.
+// writes a marker for it in the metadata log. With no segment to take, the
+// full one is closed (sealed at the end of the batch, so that the cleaner
+// can reclaim its garbage) and the log has no segment until one is free;
+// the put fails with a roomError, which its caller waits out (room.go).
 func (w *worker) switchData(reserve int) error {
 	g, ok := w.dev.take(reserve)
 	if !ok {
 		w.s.kickCleaner()
-		return fmt.Errorf("%w: device %s has no free segment for worker %d's data log", ErrFull, w.dev.dm.name(), w.id)
+		if w.d.g != nil {
+			if _, err := w.d.emit(); err != nil {
+				return err
+			}
+			w.toSeal = append(w.toSeal, w.d.g)
+			w.d.reset(nil, 0)
+		}
+		return &roomError{dev: w.dev.dm.name(), worker: w.id, gid: w.gid, log: "data"}
 	}
 	if _, err := w.d.emit(); err != nil {
 		w.dev.give(g)
@@ -390,7 +404,7 @@ func (w *worker) switchData(reserve int) error {
 		return err
 	}
 	if old := w.d.g; old != nil {
-		w.s.seal(old)
+		w.toSeal = append(w.toSeal, old)
 	}
 	w.d.reset(g, bodyOff)
 	w.s.kickCleaner()
@@ -407,7 +421,7 @@ func (w *worker) switchMeta(reserve int) error {
 	g, ok := w.dev.take(reserve)
 	if !ok {
 		w.s.kickCleaner()
-		return fmt.Errorf("%w: device %s has no free segment for worker %d's metadata log", ErrFull, w.dev.dm.name(), w.id)
+		return &roomError{dev: w.dev.dm.name(), worker: w.id, gid: w.gid, log: "metadata"}
 	}
 	if _, err := w.m.emit(); err != nil {
 		w.dev.give(g)
@@ -418,13 +432,25 @@ func (w *worker) switchMeta(reserve int) error {
 		return err
 	}
 	if old := w.m.g; old != nil {
-		w.s.seal(old)
+		w.toSeal = append(w.toSeal, old)
 	}
 	w.m.reset(g, bodyOff)
 	if w.d.g != nil {
 		w.marker()
 	}
 	return nil
+}
+
+// sealSwitched seals the segments the batch switched away from, once its
+// entries are published: sealed earlier, the cleaner could take a
+// segment for a victim while its newest records are not in the index yet,
+// and free it under them.
+func (w *worker) sealSwitched() {
+	for _, g := range w.toSeal {
+		w.s.seal(g)
+	}
+	clear(w.toSeal)
+	w.toSeal = w.toSeal[:0]
 }
 
 func (w *worker) marker() {

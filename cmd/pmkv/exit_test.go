@@ -90,6 +90,10 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"bench", "-workloads", "e", "-ordered=false"}, 2, "needs the ordered index"},
 		{[]string{"bench", "-dir", dir}, 2, "holds a store"},
 		{[]string{"bench", "extra"}, 2, "want no arguments"},
+		{[]string{"bench", "-segment", "64MiB", "-device-size", "256MiB", "-workers", "2"}, 2,
+			"DeviceSize 268435456 holds 4 segments of 67108864 bytes; 2 workers need at least 7"},
+		{[]string{"put", "-dir", filepath.Join(base, "tiny"), "-segment", "1MiB", "-device-size", "4MiB", "-workers", "1", "k", "v"}, 2,
+			"DeviceSize at least 5242880"},
 	}
 	if !usingStandIn {
 		cases = append(cases, struct {
