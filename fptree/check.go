@@ -40,6 +40,9 @@ func (t *Tree) check() error {
 	if err := t.checkLeaves(c); err != nil {
 		return err
 	}
+	if err := t.checkLinks(c); err != nil {
+		return err
+	}
 	if n := t.count.Load(); n != int64(c.keys) {
 		return fmt.Errorf("%w: Len is %d, the leaves hold %d keys", ErrCorrupt, n, c.keys)
 	}
@@ -131,4 +134,16 @@ func (t *Tree) checkLeaves(c chain) error {
 			t.hwm, len(c.leaves), len(t.free), int(t.hwm)-len(c.leaves)-len(t.free))
 	}
 	return nil
+}
+
+// checkLinks checks the back links (layout.go): each leaf of the chain
+// names its predecessor, linked (the head none). In a read-only region a
+// crash may have left a link that only a writable Open repairs, so there
+// the links are not checked. The leaves outside the chain are not checked:
+// one never given out holds whatever the area held before Create.
+func (t *Tree) checkLinks(c chain) error {
+	if t.ro {
+		return nil
+	}
+	return c.badLink
 }

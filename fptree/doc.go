@@ -68,9 +68,13 @@
 //	a leaf's keys (its first line reads)    its key range [its lower bound, the next leaf's): Get, Put,
 //	                                          Delete of those keys ErrMedia, a scan stops there; the
 //	                                          rest is served and changes
-//	a leaf's first line                     the chain is cut: the keys above the last key read before
-//	                                          it are lost (ErrMedia), and splits are refused (ErrMedia:
-//	                                          the leaves past the cut cannot be told from free ones)
+//	a leaf's first line                     the chain goes on at the leaf whose back link names it:
+//	                                          the keys between the last key read before it and that
+//	                                          leaf's lower bound are lost (ErrMedia). When no leaf can be
+//	                                          found so (the leaf was the last, or its successor is
+//	                                          unreadable too) the chain is cut: the keys above are lost
+//	                                          and splits are refused (the leaves past the cut cannot be
+//	                                          told from free ones)
 //	a page poisoned while the tree is open  the operations that touch it are ErrMedia, nothing else
 //
 // Lost lists the key ranges Open lost, Poisoned the area's bytes the region

@@ -11,8 +11,8 @@ import (
 // The area of a tree, from Options.Offset (the README draws it):
 //
 //	  0  header line (internal/pmheader): magic "braidFPT", format 1,
-//	     flags 0, size = slots per leaf, stride = bytes per leaf,
-//	     count = leaves, aux 0
+//	     flags 1 (flagBackLinks: leaves of layout 2, with prev), size =
+//	     slots per leaf, stride = bytes per leaf, count = leaves, aux 0
 //	 64  log line: the split micro log (word 0) and the free micro log
 //	     (word 1), the rest zero
 //	128  leaf 0 (the head of the chain, never freed), leaf 1, ...
@@ -22,12 +22,24 @@ import (
 //	  0  bitmap  u64  bit i set: slot i holds a key (the commit word)
 //	  8  next    u64  the next leaf's number in key order; 0: the last
 //	 16  lo      u64  the lowest key the leaf may hold (0 for leaf 0)
-//	 24  fps     m    one fingerprint byte per slot (fingerprint)
-//	kv   slots   m×16 key u64, value u64; kv = 24+m rounded up to 16
+//	 24  prev    u64  the previous leaf's number | linkedBit while the leaf
+//	                  is in the chain; 0 in the head and in a free leaf
+//	 32  fps     m    one fingerprint byte per slot (fingerprint)
+//	kv   slots   m×16 key u64, value u64; kv = 32+m rounded up to 16
 //
 // and the leaf's bytes round up to 64. Keys are unsorted inside a leaf;
 // the leaves of the chain are in key order (every key of a leaf is below
 // the next leaf's lo).
+//
+// prev is a back link that only Open reads, to go on past a leaf whose
+// first line is on poisoned media (media.go): the leaf that names the
+// unreadable one as its linked predecessor is where the chain goes on.
+// The lock of a leaf guards its next and its successor's prev; both
+// change with the same fence (a split's link, a free's unlink) under the
+// same micro log, whose redo sets them again, and a leaf leaves the chain
+// with its prev cleared. A new leaf gets its linkedBit only once the
+// split's log is durable, so the copy a crash left in a free leaf never
+// has it (it has its old leaf's number without the bit). Open repairs a prev the chain contradicts.
 const (
 	logOff    = 64
 	leavesOff = 128
@@ -35,11 +47,22 @@ const (
 	offBitmap = 0
 	offNext   = 8
 	offLo     = 16
-	offFps    = 24
+	offPrev   = 24
+	offFps    = 32
+
+	// linkedBit marks a prev word of a leaf in the chain.
+	linkedBit = 1 << 63
+	// flagBackLinks (header flags) marks the leaf layout with prev; a
+	// tree without it is of the layout before it, which this build does
+	// not read.
+	flagBackLinks = 1
 )
 
+// linkedTo is the prev word of a leaf in the chain after leaf p.
+func linkedTo(p uint32) uint64 { return uint64(p) | linkedBit }
+
 var treeKind = pmheader.Kind{
-	Magic: pmheader.Magic("braidFPT"), Name: "FP-tree", Pkg: "fptree",
+	Magic: pmheader.Magic("braidFPT"), Flags: flagBackLinks, Name: "FP-tree", Pkg: "fptree",
 	NoArray: ErrNoTree, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
 }
 

@@ -18,11 +18,48 @@ import (
 // lo) reads but whose keys do not stays in the chain: its key range —
 // from its lo to the next leaf's — is lost (Get, Put, Delete of a key
 // there and a scan reaching it are ErrMedia), every other key is served.
-// A leaf whose first line does not read cuts the chain: where it goes on
-// is unknown, and the leaves after it cannot be told from free ones (an
-// interrupted split leaves a stale copy of keys in a free leaf), so the
+// A leaf whose first line does not read is blind: its next is unknown,
+// so Open looks for the leaf whose back link (layout.go) names it as its
+// linked predecessor — exactly one leaf of the chain has it, and a free
+// leaf never has, not even the stale copy of keys an interrupted split
+// leaves — and goes on from there (resume); the blind leaf stays in the
+// chain with the keys from just above the last readable key to that
+// leaf's lower bound lost. When no such leaf is found (the blind leaf was
+// the last, or its successor is unreadable too), the chain is cut: the
 // keys from just above the last readable key on are lost, and no leaf is
 // given out for a split (ErrMedia), lest a lost leaf be overwritten.
+
+// resume finds where the chain goes on after leaf p, whose first line
+// could not be read: the one leaf not seen yet whose prev names p as its
+// linked predecessor (layout.go: a leaf in the chain has it, a free leaf
+// never has; the copy an interrupted split left names its leaf unlinked). None — p was
+// the last leaf, or the one after it is unreadable too — or more than one
+// — a crash between two of Open's repairs — and the chain stays cut. It
+// reads the prev word of every leaf of the area once.
+func (t *Tree) resume(p uint32, seen []uint64) (uint32, bool) {
+	want := linkedTo(p)
+	var found uint32
+	n := 0
+	for l := 1; l < t.cap; l++ {
+		err := guard(t.r, func() error {
+			for ; l < t.cap; l++ {
+				if l == int(p) || seen[l/64]&(1<<(l%64)) != 0 {
+					continue
+				}
+				w := at(t.leaf(uint32(l)), offPrev)
+				if w == want || (t.variant == resumeUnlinked && w&^linkedBit == uint64(p)) {
+					found = uint32(l)
+					n++
+				}
+			}
+			return nil
+		})
+		if err != nil && !isMedia(err) {
+			return 0, false
+		}
+	}
+	return found, n == 1
+}
 
 // guard runs fn under persist.Guard.
 func guard(r *persist.Region, fn func() error) error { return persist.Guard(fn, r) }

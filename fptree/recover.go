@@ -54,6 +54,9 @@ func open(r *persist.Region, opts *Options, v variant) (_ *Tree, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.Flags&flagBackLinks == 0 {
+		return nil, fmt.Errorf("%w: an FP-tree of leaf layout 1 (no back links; written by braid before December 2026): this build reads layout 2, recreate the tree", ErrBadFormat)
+	}
 	m := int(f.Size)
 	if m < MinLeafSlots || m > MaxLeafSlots {
 		return nil, fmt.Errorf("%w: header says leaves of %d slots, want %d to %d", ErrCorrupt, m, MinLeafSlots, MaxLeafSlots)
@@ -139,7 +142,8 @@ func (t *Tree) logs() (split, free uint64, err error) {
 
 // redoSplit finishes the split the log word w records (see splitInsert):
 // the old leaf's next is the new leaf and its bitmap the slots the new
-// leaf did not take.
+// leaf did not take; the new leaf's prev is the old one and its next's
+// prev the new one.
 func (t *Tree) redoSplit(w uint64) error {
 	l, n, _ := unpackLog(w)
 	if int64(l) >= int64(t.cap) || int64(n) >= int64(t.cap) || n == 0 || l == n {
@@ -150,8 +154,15 @@ func (t *Tree) redoSplit(w uint64) error {
 	if upper&^t.g.full != 0 || upper == 0 || upper == t.g.full {
 		return fmt.Errorf("%w: the split log's new leaf %d has bitmap %#x, not one half of a full leaf of %d slots", ErrCorrupt, n, upper, t.g.m)
 	}
+	succ := at(pn, offNext)
+	if succ >= uint64(t.cap) || succ == uint64(n) {
+		return fmt.Errorf("%w: the split log's new leaf %d has next %d (the area has %d leaves)", ErrCorrupt, n, succ, t.cap)
+	}
 	persist.Store64(word(pl, offNext), uint64(n))
 	persist.Store64(word(pl, offBitmap), t.g.full&^upper)
+	if err := t.link(l, n, uint32(succ)); err != nil {
+		return regionErr(err, "recovery")
+	}
 	if t.variant == redoClearFirst {
 		if err := t.r.Flush(bytesAt(pl, 0, 16)); err != nil {
 			return regionErr(err, "recovery")
@@ -163,7 +174,8 @@ func (t *Tree) redoSplit(w uint64) error {
 }
 
 // redoFree finishes the free the log word w records (see freeLeaf): the
-// predecessor's next skips the freed leaf.
+// predecessor's next skips the freed leaf, its successor's prev is the
+// predecessor and its own prev is cleared.
 func (t *Tree) redoFree(w uint64) error {
 	s, p, _ := unpackLog(w)
 	if int64(s) >= int64(t.cap) || int64(p) >= int64(t.cap) || s == 0 || s == p {
@@ -173,11 +185,19 @@ func (t *Tree) redoFree(w uint64) error {
 	if bm := at(ps, offBitmap); bm != 0 {
 		return fmt.Errorf("%w: the free log's leaf %d holds keys (bitmap %#x)", ErrCorrupt, s, bm)
 	}
-	if nw := word(t.leaf(p), offNext); at(t.leaf(p), offNext) == uint64(s) {
-		persist.Store64(nw, at(ps, offNext))
-		if err := t.r.Persist(nw); err != nil {
-			return regionErr(err, "recovery")
-		}
+	succ := at(ps, offNext)
+	if succ >= uint64(t.cap) || succ == uint64(s) {
+		return fmt.Errorf("%w: the free log's leaf %d has next %d (the area has %d leaves)", ErrCorrupt, s, succ, t.cap)
+	}
+	nw := word(t.leaf(p), offNext)
+	if at(t.leaf(p), offNext) == uint64(s) {
+		persist.Store64(nw, succ)
+	}
+	if err := t.unlinkPrev(p, s, uint32(succ)); err != nil {
+		return regionErr(err, "recovery")
+	}
+	if err := t.r.Persist(nw); err != nil {
+		return regionErr(err, "recovery")
 	}
 	return t.clearLog(1)
 }

@@ -28,13 +28,14 @@ func (t *Tree) alloc() (uint32, error) {
 //
 // The split, with its micro log (FPTree's, in one word): the new leaf n
 // is written whole — a copy of l whose bitmap keeps the upper half of
-// the keys, its next l's next, its lo the split key — and made durable
-// (fence 1); the log {l, n} is made durable (fence 2); l's next becomes n
-// and l's bitmap the lower half, both stored and made durable (fence 3:
-// the two words may reach the media in either order, which the log
-// covers); the log is cleared (fence 4). Recovery of a set log rolls the
-// split forward: it stores l's next and lower bitmap again, both
-// computed from n, which was durable before the log was.
+// the keys, its next l's next, its lo the split key, its prev l but
+// not linked — and made durable (fence 1); the log {l, n} is made durable
+// (fence 2); l's next becomes n, l's bitmap the lower half, n's prev l
+// (linked) and the prev of l's old next n (linked), all stored and made
+// durable (fence 3: the words may reach the media in any order, which the
+// log covers); the log is cleared (fence 4). Recovery of a set log rolls
+// the split forward: it stores l's next and lower bitmap and the two prev
+// words again, all computed from n, which was durable before the log was.
 func (t *Tree) splitInsert(l uint32, m *leafMeta, k, v uint64) error {
 	t.smu.Lock()
 	n, err := t.alloc()
@@ -53,9 +54,10 @@ func (t *Tree) splitInsert(l uint32, m *leafMeta, k, v uint64) error {
 		return err
 	}
 	var sep uint64
+	linked := false // l's next is n in memory, whatever reached the media
 	err = guard(t.r, func() error {
 		var err error
-		sep, err = t.split(l, n)
+		sep, err = t.split(l, n, &linked)
 		return err
 	})
 	if isMedia(err) && !t.splitLogged() {
@@ -75,7 +77,11 @@ func (t *Tree) splitInsert(l uint32, m *leafMeta, k, v uint64) error {
 	}
 	if err != nil {
 		err = t.fail(err)
-	} else {
+	}
+	if err == nil || linked {
+		// Linked in memory even when a later fence failed (a failed
+		// sync): the tree takes no more changes, and its reads follow
+		// the memory, where the upper keys are in n now.
 		hi := m.hi.Load()
 		mn.setRange(sep, hi)
 		m.setRange(m.lo.Load(), sep-1)
@@ -106,8 +112,9 @@ func (t *Tree) splitLogged() bool {
 }
 
 // split moves the upper half of the full leaf l into the free leaf n and
-// returns the split key, the lowest key n holds.
-func (t *Tree) split(l, n uint32) (uint64, error) {
+// returns the split key, the lowest key n holds. It sets *linked once l's
+// next and bitmap are stored.
+func (t *Tree) split(l, n uint32, linked *bool) (uint64, error) {
 	g := &t.g
 	pl := t.leaf(l)
 	var ks [MaxLeafSlots]uint64
@@ -130,6 +137,7 @@ func (t *Tree) split(l, n uint32) (uint64, error) {
 	putU64(head[offBitmap:], upper)
 	putU64(head[offNext:], at(pl, offNext))
 	putU64(head[offLo:], sep)
+	putU64(head[offPrev:], uint64(l)) // not linked yet
 	dst := t.leafBytes(n)
 	src := t.leafBytes(l)
 	if err := t.r.Copy(dst[:g.head], head[:g.head], persist.NoDrain); err != nil {
@@ -152,21 +160,26 @@ func (t *Tree) split(l, n uint32) (uint64, error) {
 	} else if err := t.r.Flush(lw); err != nil {
 		return 0, err
 	}
+	succ := uint32(at(pl, offNext))
 	persist.Store64(word(pl, offNext), uint64(n))
 	persist.Store64(word(pl, offBitmap), g.full&^upper)
+	*linked = true
+	if err := t.link(l, n, succ); err != nil {
+		return sep, err
+	}
 	if t.variant == splitLinkWithClear {
 		if err := t.r.Flush(bytesAt(pl, 0, 16)); err != nil {
-			return 0, err
+			return sep, err
 		}
 	} else if err := t.r.Persist(bytesAt(pl, 0, 16)); err != nil {
-		return 0, err
+		return sep, err
 	}
 	persist.Store64(lw, 0)
 	if t.variant == splitClearUnflushed {
 		return sep, nil
 	}
 	if err := t.r.Persist(lw); err != nil {
-		return 0, err
+		return sep, err
 	}
 	return sep, nil
 }
@@ -236,10 +249,17 @@ func (t *Tree) tryFree(s uint32) (again bool, err error) {
 	return false, nil
 }
 
+// unlink takes s out of the chain after p: p's next becomes s's next,
+// whose prev becomes p, and s's prev is cleared, with one fence (under
+// the free log, whose redo does the same).
 func (t *Tree) unlink(p, s uint32) error {
 	nw := word(t.leaf(p), offNext)
+	succ := uint32(at(t.leaf(s), offNext))
 	if t.variant == freeUnlogged {
-		persist.Store64(nw, at(t.leaf(s), offNext))
+		persist.Store64(nw, uint64(succ))
+		if err := t.unlinkPrev(p, s, succ); err != nil {
+			return err
+		}
 		return t.r.Persist(nw)
 	}
 	lw := t.logWordBytes(1)
@@ -247,7 +267,10 @@ func (t *Tree) unlink(p, s uint32) error {
 	if err := t.r.Persist(lw); err != nil {
 		return err
 	}
-	persist.Store64(nw, at(t.leaf(s), offNext))
+	persist.Store64(nw, uint64(succ))
+	if err := t.unlinkPrev(p, s, succ); err != nil {
+		return err
+	}
 	if t.variant != unlinkUnflushed {
 		if err := t.r.Persist(nw); err != nil {
 			return err
@@ -255,6 +278,47 @@ func (t *Tree) unlink(p, s uint32) error {
 	}
 	persist.Store64(lw, 0)
 	return t.r.Persist(lw)
+}
+
+// link sets the back links of a split of l into n whose successor is succ
+// (0: none): n's prev is l, succ's is n. Flushed, not fenced: the caller's
+// next fence makes them durable with the link.
+func (t *Tree) link(l, n, succ uint32) error {
+	if err := t.setPrev(n, linkedTo(l)); err != nil {
+		return err
+	}
+	if succ != 0 {
+		return t.setPrev(succ, linkedTo(n))
+	}
+	return nil
+}
+
+// unlinkPrev sets the back links of an unlink of s after p whose
+// successor is succ: succ's prev is p, s's is cleared (not linked: a free
+// leaf Open never takes for where the chain goes on). Flushed, not fenced.
+func (t *Tree) unlinkPrev(p, s, succ uint32) error {
+	if succ != 0 {
+		if err := t.setPrev(succ, linkedTo(p)); err != nil {
+			return err
+		}
+	}
+	return t.setPrev(s, 0)
+}
+
+// setPrev stores leaf x's prev word and flushes it, without a fence. A
+// fault is ignored: the prev words are a hint for Open, which repairs
+// them, and a leaf on poisoned media the operation does not own (the
+// successor of a split leaf) must not fail it.
+func (t *Tree) setPrev(x uint32, v uint64) error {
+	err := guard(t.r, func() error {
+		w := word(t.leaf(x), offPrev)
+		persist.Store64(w, v)
+		return t.r.Flush(w)
+	})
+	if isMedia(err) {
+		return nil
+	}
+	return err
 }
 
 func putU64(b []byte, v uint64) {

@@ -201,7 +201,7 @@ func create(r *persist.Region, opts *Options) (_ *Tree, err error) {
 			return nil, regionErr(err, "Create")
 		}
 	}
-	f := pmheader.Fields{Size: uint32(g.m), Stride: uint32(g.stride), Count: uint64(leaves)}
+	f := pmheader.Fields{Flags: flagBackLinks, Size: uint32(g.m), Stride: uint32(g.stride), Count: uint64(leaves)}
 	if err := treeKind.Commit(r, hb, &f); err != nil {
 		return nil, err
 	}

@@ -41,4 +41,8 @@ const (
 	// for the end of the chain: the keys after it are silently absent,
 	// the damage mistaken for "empty".
 	poisonAsEnd
+	// resumeUnlinked goes on past a leaf whose first line faults at any
+	// leaf whose prev names it, linked or not: the stale copy an
+	// interrupted split left in a free leaf is taken for the chain.
+	resumeUnlinked
 )

@@ -2,6 +2,7 @@ package fptree
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -21,6 +22,9 @@ type chain struct {
 	hwm    uint32      // one more than the highest leaf in the chain
 	lost   []lostRange // key ranges on poisoned media (media.go), ascending
 	cut    bool        // a poisoned leaf cut the chain: lost's last range runs to the end
+	// badLink is the first leaf whose prev word the chain contradicts,
+	// found by a walk that does not repair (Check's).
+	badLink error
 }
 
 // walk follows the chain from leaf 0 and checks every leaf: its number
@@ -45,23 +49,63 @@ type chain struct {
 func (t *Tree) walk(unlink, dups bool) (chain, error) {
 	c := chain{inUse: make([]uint64, (t.cap+63)/64)}
 	var order []uint32
-	cutErr := guard(t.r, func() error { return t.follow(&order) })
-	if cutErr != nil && (!isMedia(cutErr) || len(order) == 0) {
-		return c, cutErr
+	seen := make([]uint64, (t.cap+63)/64)
+	blind := map[int]error{} // chain positions of leaves whose first line faulted, the chain found again after them
+	start := uint32(0)
+	var cutErr error
+	for {
+		cutErr = guard(t.r, func() error { return t.follow(&order, seen, start) })
+		if cutErr != nil && (!isMedia(cutErr) || len(order) == 0) {
+			return c, cutErr
+		}
+		if cutErr == nil || t.variant == poisonAsEnd {
+			break
+		}
+		p := uint32(at(t.leaf(order[len(order)-1]), offNext)) // the leaf that faulted
+		x, ok := t.resume(p, seen)
+		if !ok {
+			break
+		}
+		seen[p/64] |= 1 << (p % 64)
+		blind[len(order)] = cutErr
+		order = append(order, p)
+		start = x
 	}
 	if t.variant == poisonAsEnd {
 		cutErr = nil
 	}
 	facts := make([]leafFacts, len(order))
-	t.checkKeys(order, facts, dups)
+	t.checkKeys(order, facts, dups) // a blind leaf faults again: media
 	c.los = make([]uint64, 0, len(order))
 	c.leaves = make([]uint32, 0, len(order))
 	var maxPrev uint64 // the largest key of the leaves so far
 	prev := uint32(0)  // the last leaf kept in the chain
 	var last leafFacts // prev's
 	lostAt := []int{}  // the chain positions of c.lost's leaves
+	repaired := false  // a prev word was stored
 	for j, l := range order {
 		p := t.leaf(l)
+		if _, ok := blind[j]; ok {
+			// Its first line is unreadable: its bound is taken just above
+			// what the leaves before it hold, and its range is lost.
+			top := max(c.los[len(c.los)-1], maxPrev)
+			lo := top + 1
+			if top == math.MaxUint64 || j+1 == len(order) || at(t.leaf(order[j+1]), offLo) <= lo {
+				// Nothing fits between its neighbours (or nothing is after
+				// it): the chain is cut here after all.
+				order = order[:j]
+				cutErr = blind[j]
+				break
+			}
+			lostAt = append(lostAt, len(c.leaves))
+			c.lost = append(c.lost, lostRange{from: lo, err: blind[j]})
+			c.inUse[l/64] |= 1 << (l % 64)
+			c.los = append(c.los, lo)
+			c.leaves = append(c.leaves, l)
+			c.hwm = max(c.hwm, l+1)
+			prev, last = l, leafFacts{}
+			continue
+		}
 		lo := at(p, offLo)
 		if j > 0 && (lo <= c.los[len(c.los)-1] || lo <= maxPrev) {
 			return c, fmt.Errorf("%w: leaf %d's lower bound %d is not above the previous leaf's (%d) and its keys (up to %d)",
@@ -78,7 +122,19 @@ func (t *Tree) walk(unlink, dups bool) (chain, error) {
 		}
 		if f.n == 0 && !f.media && l != 0 && unlink {
 			// An empty leaf after the head: unlink it, as the free would
-			// have; the chain stays sorted either way.
+			// have; the chain stays sorted either way. Its prev is cleared
+			// first, with a fence of its own, so that a free leaf is never
+			// linked (a crash in between leaves it in the chain unlinked,
+			// and the next Open unlinks it); its successor's is repaired
+			// below.
+			if at(p, offPrev) != 0 {
+				if err := t.setPrev(l, 0); err != nil {
+					return c, regionErr(err, "recovery")
+				}
+				if err := t.r.Drain(); err != nil {
+					return c, regionErr(err, "recovery")
+				}
+			}
 			nw := word(t.leaf(prev), offNext)
 			persist.Store64(nw, at(p, offNext))
 			if t.variant != walkUnlinkUnflushed {
@@ -96,7 +152,26 @@ func (t *Tree) walk(unlink, dups bool) (chain, error) {
 		c.los = append(c.los, lo)
 		c.leaves = append(c.leaves, l)
 		c.hwm = max(c.hwm, l+1)
+		if want := prevWord(len(c.leaves)-1, prev); at(p, offPrev) != want {
+			switch {
+			case unlink:
+				// A back link a crash left behind (an interrupted unlink
+				// of an empty leaf, above): the chain is right, the link
+				// follows it.
+				if err := t.setPrev(l, want); err != nil {
+					return c, regionErr(err, "recovery")
+				}
+				repaired = true
+			case c.badLink == nil:
+				c.badLink = fmt.Errorf("%w: leaf %d's back link is %#x, the chain has it after leaf %d", ErrCorrupt, l, at(p, offPrev), prev)
+			}
+		}
 		prev, last = l, *f
+	}
+	if repaired {
+		if err := t.r.Drain(); err != nil {
+			return c, regionErr(err, "recovery")
+		}
 	}
 	for i, pos := range lostAt {
 		g := &c.lost[i]
@@ -122,10 +197,12 @@ func (t *Tree) walk(unlink, dups bool) (chain, error) {
 // not seen before, its bitmap within the slots, the head's lower bound 0.
 // A fault (poisoned media) leaves in *order the leaves before the one
 // whose first words it could not read.
-func (t *Tree) follow(order *[]uint32) error {
-	seen := make([]uint64, (t.cap+63)/64)
+//
+// It starts at leaf start (0, the head, or where the chain was found
+// again after a leaf that faulted) and marks the leaves in seen.
+func (t *Tree) follow(order *[]uint32, seen []uint64, start uint32) error {
 	full := t.g.full
-	for l := uint32(0); ; {
+	for l := start; ; {
 		if seen[l/64]&(1<<(l%64)) != 0 {
 			return fmt.Errorf("%w: the leaf chain loops back to leaf %d after %d leaves", ErrCorrupt, l, len(*order))
 		}
@@ -236,4 +313,13 @@ func (t *Tree) checkLeaf(l uint32, dups bool) leafFacts {
 		}
 	}
 	return f
+}
+
+// prevWord is the prev word of the leaf at chain position j after leaf
+// prev: 0 for the head.
+func prevWord(j int, prev uint32) uint64 {
+	if j == 0 {
+		return 0
+	}
+	return linkedTo(prev)
 }
