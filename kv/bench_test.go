@@ -235,14 +235,19 @@ func BenchmarkGet(b *testing.B) {
 // BenchmarkRecovery: reopen after a kill (no checkpoint: every metadata
 // entry is replayed and every value's checksum verified) of 200,000 keys
 // of 100 B on two devices.
-func BenchmarkRecovery(b *testing.B) { benchReopen(b, 200_000, 2) }
+func BenchmarkRecovery(b *testing.B) { benchReopen(b, 200_000, 2, false) }
 
 // BenchmarkReopen1M: the goal, 1 M keys of 100 B reopened after a
 // kill (the default options: the start-up GC pass runs too).
-func BenchmarkReopen1M(b *testing.B) { benchReopen(b, 1_000_000, 1) }
+func BenchmarkReopen1M(b *testing.B) { benchReopen(b, 1_000_000, 1, false) }
 
-func benchReopen(b *testing.B, n, devs int) {
+// BenchmarkReopen1MOrdered is BenchmarkReopen1M with Options.OrderedIndex
+// (as pmkv bench and kvcompare open kv): the B-tree is rebuilt too.
+func BenchmarkReopen1MOrdered(b *testing.B) { benchReopen(b, 1_000_000, 1, true) }
+
+func benchReopen(b *testing.B, n, devs int, ordered bool) {
 	o := benchOptions(b, devs, 1<<30)
+	o.OrderedIndex = ordered
 	o.NoStartupGC = n != 1_000_000
 	s, err := Open(o)
 	if err != nil {
