@@ -1,6 +1,8 @@
 package kv
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"runtime"
 	"slices"
@@ -111,12 +113,16 @@ func (s *Store) build(srcs []*parts) {
 			}
 			for i := p; i < ns; i += par {
 				buildShard(&x.shards[i].t, i, srcs)
-				a.account(&x.shards[i].t, x.order != nil)
+				a.account(&x.shards[i].t, i, x.order != nil)
+			}
+			if x.order != nil {
+				a.keyList = x.sortedKeys(a.order)
+				a.order = nil
 			}
 		}()
 	}
 	wg.Wait()
-	var order []string
+	lists := make([][]string, 0, par)
 	for p := range accs {
 		a := &accs[p]
 		s.rep.Keys += a.keys
@@ -126,13 +132,138 @@ func (s *Store) build(srcs []*parts) {
 				g.maxSerial.Store(max(g.maxSerial.Load(), a.maxS[d][j]))
 			}
 		}
-		order = append(order, a.order...)
+		lists = append(lists, a.keyList)
 	}
 	if x.order != nil {
-		slices.Sort(order)
-		for _, k := range order {
-			x.order.Load(k) // bulk load: sorted
+		x.loadOrder(lists)
+	}
+}
+
+// okey is a key of the ordered index while it is rebuilt: its first 24
+// bytes as three big-endian words (zero-padded), its length (which breaks
+// a tie of two padded prefixes: the shorter key first) and where it is
+// (shard, slot). The sort compares integers held in the records instead
+// of chasing a pointer per comparison to a string somewhere on the heap,
+// and an inline key's string is made from its record, without touching
+// the table again.
+type okey struct {
+	w           [3]uint64
+	klen        uint32
+	shard, slot uint32
+}
+
+// okeyOf makes key's okey.
+func okeyOf(key []byte, shard, slot int) okey {
+	var p [24]byte
+	copy(p[:], key)
+	be := binary.BigEndian
+	return okey{w: [3]uint64{be.Uint64(p[:8]), be.Uint64(p[8:16]), be.Uint64(p[16:])}, klen: uint32(len(key)), shard: uint32(shard), slot: uint32(slot)}
+}
+
+// cmpOkeys orders two okeys by key; two keys longer than the prefix that
+// share it compare in full, from their slots.
+func (x *index) cmpOkeys(a, b *okey, buf *[2][]byte) int {
+	for i := range a.w {
+		if c := cmp.Compare(a.w[i], b.w[i]); c != 0 {
+			return c
 		}
+	}
+	if a.klen <= inlineKey || b.klen <= inlineKey {
+		return cmp.Compare(a.klen, b.klen)
+	}
+	ka := x.shards[a.shard].t.keyOf(int(a.slot), buf[0])
+	buf[0] = ka
+	kb := x.shards[b.shard].t.keyOf(int(b.slot), buf[1])
+	buf[1] = kb
+	return bytes.Compare(ka, kb)
+}
+
+// keyString returns o's key as a string.
+func (x *index) keyString(o *okey) string {
+	if o.klen > inlineKey {
+		return string(x.shards[o.shard].t.keyOf(int(o.slot), nil))
+	}
+	var p [24]byte
+	be := binary.BigEndian
+	be.PutUint64(p[:8], o.w[0])
+	be.PutUint64(p[8:16], o.w[1])
+	be.PutUint64(p[16:], o.w[2])
+	return string(p[:o.klen])
+}
+
+// sortedKeys sorts one build goroutine's okeys and returns their strings
+// in key order (each allocated after the one before it, so that
+// neighbours in key order are neighbours in memory).
+func (x *index) sortedKeys(ks []okey) []string {
+	var buf [2][]byte
+	x.radixOkeys(ks, make([]okey, len(ks)), 0, &buf)
+	out := make([]string, len(ks))
+	for i := range ks {
+		out[i] = x.keyString(&ks[i])
+	}
+	return out
+}
+
+// okeyByte is byte d (0..23) of o's key prefix.
+func okeyByte(o *okey, d int) byte { return byte(o.w[d>>3] >> (56 - 8*(d&7))) }
+
+// radixOkeys sorts a by key: most significant byte first from byte d of
+// the prefix (a byte all keys share costs one counting pass and no
+// moves), small ranges and what the prefix leaves tied by comparison;
+// tmp is scratch of a's length.
+func (x *index) radixOkeys(a, tmp []okey, d int, buf *[2][]byte) {
+	for {
+		if len(a) <= 48 || d == 3*8 {
+			slices.SortFunc(a, func(u, v okey) int { return x.cmpOkeys(&u, &v, buf) })
+			return
+		}
+		var count [256]int
+		for i := range a {
+			count[okeyByte(&a[i], d)]++
+		}
+		if count[okeyByte(&a[0], d)] == len(a) {
+			d++ // every key has this byte
+			continue
+		}
+		var at [256]int
+		sum := 0
+		for b, c := range count {
+			at[b] = sum
+			sum += c
+		}
+		for i := range a {
+			b := okeyByte(&a[i], d)
+			tmp[at[b]] = a[i]
+			at[b]++
+		}
+		copy(a, tmp)
+		lo := 0
+		for _, c := range count {
+			if c > 1 {
+				x.radixOkeys(a[lo:lo+c], tmp[lo:lo+c], d+1, buf)
+			}
+			lo += c
+		}
+		return
+	}
+}
+
+// loadOrder fills the ordered index from lists of keys, each sorted,
+// merged: the B-tree's bulk load, which compares each key with the one
+// before, then reads memory in order.
+func (x *index) loadOrder(lists [][]string) {
+	for {
+		best := -1
+		for i := range lists {
+			if len(lists[i]) > 0 && (best < 0 || lists[i][0] < lists[best][0]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		x.order.Load(lists[best][0]) // bulk load: sorted
+		lists[best] = lists[best][1:]
 	}
 }
 
@@ -175,16 +306,21 @@ func buildShard(t *table, i int, srcs []*parts) {
 
 // buildAcc is what one build goroutine found in its shards.
 type buildAcc struct {
-	live  [][]int64  // per device, per segment: live bytes
-	maxS  [][]uint64 // newest serial
-	keys  int64      // live keys (tombstones not counted)
-	order []string   // the keys, with an ordered index
+	live    [][]int64  // per device, per segment: live bytes
+	maxS    [][]uint64 // newest serial
+	keys    int64      // live keys (tombstones not counted)
+	order   []okey     // the keys, with an ordered index
+	keyList []string   // ... sorted
 }
 
-// account adds table t's entries to the segments' live bytes and newest
-// serials, the live key count and, with an ordered index, the keys.
-func (a *buildAcc) account(t *table, ordered bool) {
+// account adds table t's (shard sh's) entries to the segments' live bytes
+// and newest serials, the live key count and, with an ordered index, the
+// keys.
+func (a *buildAcc) account(t *table, sh int, ordered bool) {
 	var buf []byte
+	if ordered {
+		a.order = slices.Grow(a.order, t.n)
+	}
 	for j := range t.slots {
 		e := &t.slots[j]
 		if e.h == 0 {
@@ -201,7 +337,7 @@ func (a *buildAcc) account(t *table, ordered bool) {
 			if len(k) > inlineKey {
 				buf = k
 			}
-			a.order = append(a.order, string(k))
+			a.order = append(a.order, okeyOf(k, sh, j))
 		}
 	}
 }
@@ -216,7 +352,10 @@ func (s *Store) setupWorkers(chains []*chain) {
 	cont := map[*segment]bool{}
 	for _, d := range s.devs {
 		for k := range W {
-			w := &worker{s: s, dev: d, id: k, gid: len(s.workers), q: make(chan *request, s.c.QueueDepth)}
+			w := &worker{s: s, dev: d, id: k, gid: len(s.workers), q: make(chan *request, s.c.QueueDepth), fenceAt: maxUnfencedMeta}
+			if s.broken.unfencedMax > 0 {
+				w.fenceAt = s.broken.unfencedMax
+			}
 			for _, ch := range chains {
 				if ch.dev != d.idx || ch.owner != k || ch.meta == nil {
 					continue

@@ -168,7 +168,7 @@ func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) erro
 	}
 }
 
-func (b broken) any() bool { return b != broken{mergeLogs: b.mergeLogs} }
+func (b broken) any() bool { return b != broken{mergeLogs: b.mergeLogs, unfencedMax: b.unfencedMax} }
 
 func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 	return func(img *crash.Image) error {
@@ -226,12 +226,18 @@ func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 }
 
 func TestCrash(t *testing.T) {
-	// Seed 1 with the direct index (the default), seed 2 with merge logs.
+	// Seed 1 with the direct index (the default), seed 2 with merge logs;
+	// seed 1 also with batches fenced every 2 metadata entries (the bound
+	// on what a torn batch leaves past a log's end, made small enough for
+	// its batches to reach it).
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			ops := crashOps(seed, 60)
 			m := &crashModel{}
 			b := broken{mergeLogs: seed == 2}
+			if seed == 1 {
+				b.unfencedMax = 3 * entrySize
+			}
 			rep := crash.Test(t, crashConfig(seed, 16), crashWorkload(ops, b, m), crashCheck(b, m))
 			t.Logf("%v", rep)
 		})

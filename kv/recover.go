@@ -42,6 +42,7 @@ type chain struct {
 	tornEnt   int
 	corrupt   int
 	stale     int
+	zeroed    bool // the tail repair wrote zeros (a fence is due)
 	err       error
 	meta      *segment // last metadata segment and its end
 	metaEnd   int
@@ -88,7 +89,7 @@ func (s *Store) recover() error {
 	wg.Wait()
 	// The zeroed torn tails are made durable by one fence.
 	for _, ch := range chains {
-		if ch.torn > 0 {
+		if ch.zeroed {
 			if err := ch.meta.r.Drain(); err != nil {
 				return err
 			}
@@ -298,30 +299,67 @@ func (s *Store) populate(g *segment, off int) int {
 	return end
 }
 
+// maxUnfencedMeta bounds the metadata bytes a worker stages between two
+// fences (a batch longer than that fences on the way): a torn batch can
+// have left entries at most that far after the durable end of a log,
+// plus the rest of the unit its last emit reached.
+const maxUnfencedMeta = 128 << 10
+
+// tailReach is how far after a log's end the tail repair looks.
+const tailReach = maxUnfencedMeta + 2*unit
+
 // repairTail zeroes whatever a torn batch left after the log's end, so
-// that later appends never sit before stale entries.
+// that later appends never sit before stale entries. It reads only as far
+// as a torn batch can reach (tailReach), not the rest of the segment
+// (which format zeroed before the segment's header was committed). It
+// counts the entry slots after the end (24-byte steps from the end, not
+// windows of each unit) that hold bytes, in the units where the tear is
+// certain: the end's own unit, which the last fenced write filled with
+// zeros after the end, and a unit that holds an entry valid under the
+// segment's epoch (one of the batch's entries that reached the media
+// after a hole). Bytes elsewhere that never formed an entry of this
+// segment — e.g. what a format whose zeroing was lost left of the
+// segment's previous use, which fails under the new epoch forever — are
+// zeroed but not reported as torn entries.
 func (s *Store) repairTail(ch *chain, g *segment, end int) {
-	from := end &^ 7
-	mapped := 0 // the rest of the segment was never read: map it a chunk at a time
-	for u := from; u < g.size; {
-		if u >= mapped {
-			mapped = s.populate(g, u)
+	stop := min(g.size, (end+tailReach)&^(unit-1))
+	if stop <= end {
+		return
+	}
+	seed := entrySeed(g.epoch.Load())
+	base := end &^ (unit - 1)
+	type unitSeen struct{ entries, valid int }
+	units := make([]unitSeen, (stop-base+unit-1)/unit)
+	mapped := 0 // the tail was never read: map it a chunk at a time
+	for o := end; o+entrySize <= stop; o += entrySize {
+		if o+entrySize > mapped {
+			mapped = s.populate(g, o+entrySize-1)
 		}
-		next := min((u+unit)&^(unit-1), g.size)
+		b := g.mem[o : o+entrySize]
+		if allZero(b) {
+			continue
+		}
+		u := &units[(o-base)/unit]
+		u.entries++
+		if _, st := decodeEntrySeeded(b, seed); st == entryOK {
+			u.valid++
+		}
+	}
+	for i, u := range units {
+		if u.entries > 0 && (u.valid > 0 || i == 0 && end%unit != 0) {
+			ch.torn = 1
+			ch.tornEnt += u.entries
+		}
+	}
+	for u := end; u < stop; {
+		next := min((u+unit)&^(unit-1), stop)
 		if !allZero(g.mem[u:next]) {
-			if ch.torn == 0 {
-				ch.torn = 1
-			}
-			for o := max(u, end); o+entrySize <= next; o += entrySize {
-				if !allZero(g.mem[o : o+entrySize]) {
-					ch.tornEnt++
-				}
-			}
 			// NoDrain: recover fences once for every log.
-			if err := g.r.Set(g.mem[max(u, end):next], 0, persist.NoDrain|persist.NonTemporal); err != nil {
+			if err := g.r.Set(g.mem[u:next], 0, persist.NoDrain|persist.NonTemporal); err != nil {
 				ch.err = err
 				return
 			}
+			ch.zeroed = true
 		}
 		u = next
 	}

@@ -74,6 +74,9 @@ type broken struct {
 	noSerialRestore  bool // the serial counter restarts at 0 after recovery
 
 	mergeLogs bool // not a bug: the crash tests' switch for Options.MergeLogs
+	// unfencedMax, not a bug either, when > 0 replaces maxUnfencedMeta,
+	// so that the crash tests' small batches fence on the way too.
+	unfencedMax int
 }
 
 type storeStats struct {

@@ -217,7 +217,11 @@ func (t *table) resize(n int) {
 	t.view.Store(&v)
 	defer oldMem.free()
 	mask := n - 1
+	const ahead = 8 // the destination slot this many old slots on is prefetched
 	for k := range old {
+		if k+ahead < len(old) && old[k+ahead].h != 0 {
+			asm.Prefetch(unsafe.Pointer(&t.slots[int(old[k+ahead].h)&mask]))
+		}
 		if old[k].h == 0 {
 			continue
 		}

@@ -76,6 +76,12 @@ type worker struct {
 	ups    []upd      // the index updates of the batch being written
 	hints  []uint32   // their slots, once published
 	toSeal []*segment // segments the batch switched away from (sealSwitched)
+	// unfenced is the metadata bytes staged since the last fence, kept
+	// under maxUnfencedMeta (a batch that would pass it fences on the
+	// way): what a torn batch can leave after a log's end is bounded, and
+	// recovery's tail repair reads only that far.
+	unfenced int
+	fenceAt  int // maxUnfencedMeta (smaller in a crash test)
 
 	puts, gets, dels, batches, fences atomic.Uint64
 	appended, media                   atomic.Uint64
@@ -183,6 +189,7 @@ func (w *worker) commit(batch []*request) {
 		gate.park()
 		if w.flush() == nil {
 			_ = w.s.fence(w.m.g, w.d.g)
+			w.unfenced = 0
 		}
 		gate.fenced()
 		return
@@ -190,6 +197,7 @@ func (w *worker) commit(batch []*request) {
 	err := w.flush()
 	if err == nil {
 		err = w.s.fence(w.m.g, w.d.g)
+		w.unfenced = 0
 		w.fences.Add(1)
 		w.batches.Add(1)
 	}
@@ -316,8 +324,28 @@ func (w *worker) move(r *request) error {
 	return nil
 }
 
+// midFence makes what the batch staged so far durable (not yet
+// published: that waits for the batch's own fence), so that no more than
+// maxUnfencedMeta of metadata is ever unfenced.
+func (w *worker) midFence() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := w.s.fence(w.m.g, w.d.g); err != nil {
+		return err
+	}
+	w.unfenced = 0
+	w.fences.Add(1)
+	return nil
+}
+
 // append stages one record and its metadata entry.
 func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool) error {
+	if w.unfenced+2*entrySize > w.fenceAt { // its entry, and a marker if a log switches
+		if err := w.midFence(); err != nil {
+			return err
+		}
+	}
 	need := recSize(len(key), len(value))
 	reserve := reservePut
 	switch r.kind {
@@ -346,6 +374,7 @@ func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool)
 	e := entry{serial: serial, klen: len(key), off: uint32(off), vlen: uint32(len(value)), tomb: tomb, crc: crc}
 	eb, _ := w.m.stage(entrySize)
 	encodeEntry(eb, &e, w.m.g.epoch.Load())
+	w.unfenced += entrySize
 	g := w.d.g
 	l := loc{serial: serial, epoch: g.epoch.Load(), seg: uint32(g.idx), off: uint32(off), vlen: e.vlen, crc: crc, dev: uint16(w.dev.idx), klen: uint16(len(key))}
 	if tomb {
@@ -457,6 +486,7 @@ func (w *worker) marker() {
 	e := entry{serial: w.d.g.epoch.Load(), off: uint32(w.d.g.idx), vlen: uint32(w.d.tail)}
 	eb, _ := w.m.stage(entrySize)
 	encodeEntry(eb, &e, w.m.g.epoch.Load())
+	w.unfenced += entrySize
 	w.appended.Add(entrySize)
 }
 
