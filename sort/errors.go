@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/record"
 )
 
 // The package's sentinels, in braid's error vocabulary (persist.NewError):
@@ -16,7 +17,7 @@ var (
 	// ErrBadFormat marks input that is not a whole number of records of the
 	// expected format (wrong size, truncated KLV record), or a run file of
 	// another kind (persist.ErrBadFormat).
-	ErrBadFormat = persist.NewError("sort: bad record format", persist.ErrBadFormat)
+	ErrBadFormat = record.ErrBadFormat
 	// ErrEmpty marks an input without any record.
 	ErrEmpty = persist.NewError("sort: input is empty")
 	// ErrExists marks an output that already exists (use Overwrite), also
