@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/braid-pm/braid/internal/structtest"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // entrySlice sorts packed entries with the standard library's comparison
@@ -111,7 +112,7 @@ func BenchmarkGather(b *testing.B) {
 		if err := os.WriteFile(path, img, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		m, err := openMapped(path)
+		m, err := sortio.OpenMapped(path)
 		os.Remove(path) // the mapping keeps the pages
 		if err != nil {
 			b.Fatal(err)
@@ -128,7 +129,7 @@ func BenchmarkGather(b *testing.B) {
 		for _, src := range []struct {
 			name string
 			b    []byte
-		}{{"file", m.bytes()}, {"dram", dram}} {
+		}{{"file", m.Bytes()}, {"dram", dram}} {
 			for _, readers := range []int{1, 2} {
 				j := &job{s: &Sorter{pools: Pools{Readers: readers}}, ctx: context.Background(), l: l, rs: 100}
 				e := &emitter{j: j, src: src.b, order: make([]uint64, chunk)}
@@ -152,7 +153,7 @@ func BenchmarkGather(b *testing.B) {
 				}
 			})
 		}
-		m.close()
+		m.Close()
 		freeBuffer(&dram)
 	}
 }
@@ -174,18 +175,18 @@ func BenchmarkOutputFile(b *testing.B) {
 		}
 	}
 	path := filepath.Join(dir, fmt.Sprintf("braid-output-bench-%d", os.Getpid()))
-	create := func(b *testing.B) *mapped {
+	create := func(b *testing.B) *sortio.Mapped {
 		os.Remove(path)
-		m, err := createMapped(path, size, true)
+		m, err := sortio.CreateMapped(path, size, true)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return m
 	}
-	populate2 := func(b *testing.B, m *mapped) {
-		err := parallelChunks(context.Background(), 2, 2, func(i int) error {
-			d := m.bytes()
-			return populate(d[int64(i)*size/2 : int64(i+1)*size/2])
+	populate2 := func(b *testing.B, m *sortio.Mapped) {
+		err := sortio.ParallelChunks(context.Background(), 2, 2, func(i int) error {
+			d := m.Bytes()
+			return sortio.Populate(d[int64(i)*size/2 : int64(i+1)*size/2])
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -196,7 +197,7 @@ func BenchmarkOutputFile(b *testing.B) {
 		for b.Loop() {
 			m := create(b)
 			b.StopTimer()
-			m.close()
+			m.Close()
 			os.Remove(path)
 			b.StartTimer()
 		}
@@ -209,7 +210,7 @@ func BenchmarkOutputFile(b *testing.B) {
 			b.StartTimer()
 			populate2(b, m)
 			b.StopTimer()
-			m.close()
+			m.Close()
 			os.Remove(path)
 			b.StartTimer()
 		}
@@ -217,7 +218,7 @@ func BenchmarkOutputFile(b *testing.B) {
 	b.Run("copy", func(b *testing.B) {
 		m := create(b)
 		defer os.Remove(path)
-		defer m.close()
+		defer m.Close()
 		populate2(b, m)
 		src := make([]byte, 64<<20)
 		for i := range src {

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // emitter writes records to a file through a DRAM write buffer: a reader
@@ -17,7 +19,7 @@ import (
 type emitter struct {
 	j        *job
 	src      []byte // where values are read
-	out      *mapped
+	out      *sortio.Mapped
 	off      int64 // next output offset
 	gatherPh phase
 	writePh  phase
@@ -51,13 +53,13 @@ type wjob struct {
 
 // newEmitter writes to out through bufs (one buffer, or two with
 // overlap), gathering values from src; order is the gather's scratch.
-func (j *job) newEmitter(src []byte, out *mapped, gatherPh, writePh phase, bufs [][]byte, order []uint64) *emitter {
+func (j *job) newEmitter(src []byte, out *sortio.Mapped, gatherPh, writePh phase, bufs [][]byte, order []uint64) *emitter {
 	return j.newEmitterOverlap(src, out, gatherPh, writePh, bufs, order, j.s.o.Overlap)
 }
 
 // newEmitterOverlap is newEmitter with the choice of a background writer
 // made by the caller (bufs must then hold two buffers).
-func (j *job) newEmitterOverlap(src []byte, out *mapped, gatherPh, writePh phase, bufs [][]byte, order []uint64, overlap bool) *emitter {
+func (j *job) newEmitterOverlap(src []byte, out *sortio.Mapped, gatherPh, writePh phase, bufs [][]byte, order []uint64, overlap bool) *emitter {
 	e := &emitter{j: j, src: src, out: out, gatherPh: gatherPh, writePh: writePh, overlap: overlap, order: order}
 	copy(e.bufs[:], bufs)
 	if e.overlap {
@@ -196,7 +198,7 @@ func (e *emitter) emit(entries []uint64, n int64) error {
 				if e.gate != nil {
 					e.gate.Lock()
 				}
-				err := e.out.put(e.off, e.src[p:p+sz])
+				err := e.out.Put(e.off, e.src[p:p+sz])
 				if e.gate != nil {
 					e.gate.Unlock()
 				}
@@ -216,7 +218,7 @@ func (e *emitter) emit(entries []uint64, n int64) error {
 			err = e.gatherFixed(buf, chunk, c)
 		} else {
 			parts := int64(max(1, min(j.s.pools.Readers, int(c))))
-			err = parallelChunks(j.ctx, j.s.pools.Readers, int(parts), func(part int) error {
+			err = sortio.ParallelChunks(j.ctx, j.s.pools.Readers, int(parts), func(part int) error {
 				lo, hi := c*int64(part)/parts, c*int64(part+1)/parts
 				gatherKLV(buf, chunk, offs, lo, hi, e.src, l)
 				if hi > lo {
@@ -264,36 +266,36 @@ const bucketBytes = 256 << 10
 
 // putParallel writes b at off with the writer pool, in pieces aligned to
 // 256 bytes (the Optane write unit).
-func (j *job) putParallel(out *mapped, off int64, b []byte) error {
+func (j *job) putParallel(out *sortio.Mapped, off int64, b []byte) error {
 	w := j.s.pools.Writers
 	n := int64(len(b))
 	if w <= 1 || n < 256<<10 {
-		return out.put(off, b)
+		return out.Put(off, b)
 	}
-	return parallelChunks(j.ctx, w, w, func(i int) error {
+	return sortio.ParallelChunks(j.ctx, w, w, func(i int) error {
 		lo := (n * int64(i) / int64(w)) &^ 255
 		hi := (n * int64(i+1) / int64(w)) &^ 255
 		if i == w-1 {
 			hi = n
 		}
-		return out.put(off+lo, b[lo:hi])
+		return out.Put(off+lo, b[lo:hi])
 	})
 }
 
 // copyParallel copies src, a range of from, into dst (DRAM) with the
 // reader pool.
-func (j *job) copyParallel(dst, src []byte, from *mapped) error {
+func (j *job) copyParallel(dst, src []byte, from *sortio.Mapped) error {
 	r := j.s.pools.Readers
 	n := int64(len(src))
 	if r <= 1 || n < 256<<10 {
 		copy(dst, src)
-		from.readSeq(src)
+		from.ReadSeq(src)
 		return nil
 	}
-	return parallelChunks(j.ctx, r, r, func(i int) error {
+	return sortio.ParallelChunks(j.ctx, r, r, func(i int) error {
 		lo, hi := n*int64(i)/int64(r), n*int64(i+1)/int64(r)
 		copy(dst[lo:hi], src[lo:hi])
-		from.readSeq(src[lo:hi])
+		from.ReadSeq(src[lo:hi])
 		return nil
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // ems is the external merge sort baseline: runs of whole records are read
@@ -32,7 +34,7 @@ func (j *job) ems() error {
 	var runs []*recordRun
 	defer func() {
 		for _, r := range runs {
-			r.m.close()
+			r.m.Close()
 		}
 	}()
 	for off := int64(0); off < j.size; {
@@ -118,7 +120,7 @@ func (j *job) emsMerge(main []byte, runs []*recordRun, bufs [][]byte, order []ui
 	// ones, and equal prefixes are equal keys.
 	t.fast = j.l.k <= 15
 	for i, r := range runs {
-		r.body = r.m.bytes()
+		r.body = r.m.Bytes()
 		r.share = main[int64(i)*share : int64(i+1)*share]
 		j.nextRecord(t, i, r)
 	}
@@ -150,7 +152,7 @@ func (j *job) emsMerge(main []byte, runs []*recordRun, bufs [][]byte, order []ui
 // recordRun streams one EMS run file of records through its share of the
 // merge buffer.
 type recordRun struct {
-	m     *mapped
+	m     *sortio.Mapped
 	body  []byte // the run's records in its file
 	next  int64  // first byte of body not yet loaded
 	share []byte

@@ -1,12 +1,8 @@
 package sort
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 	"github.com/braid-pm/braid/sort/record"
 )
 
@@ -19,10 +15,10 @@ var (
 	// another kind (persist.ErrBadFormat).
 	ErrBadFormat = record.ErrBadFormat
 	// ErrEmpty marks an input without any record.
-	ErrEmpty = persist.NewError("sort: input is empty")
+	ErrEmpty = sortio.ErrEmpty
 	// ErrExists marks an output that already exists (use Overwrite), also
 	// one that appeared while the sort ran.
-	ErrExists = persist.NewError("sort: output exists")
+	ErrExists = sortio.ErrExists
 	// ErrSamePath marks an output path naming the input file.
 	ErrSamePath = persist.NewError("sort: output is the input", persist.ErrInvalid)
 	// ErrBudget marks a memory budget too small for the chosen mode.
@@ -31,51 +27,21 @@ var (
 	// (persist.ErrCorrupt, braid's one corruption marker).
 	ErrCorrupt = persist.NewError("sort: corrupt run file", persist.ErrCorrupt)
 	// ErrInvalid marks invalid options or arguments (persist.ErrInvalid).
-	ErrInvalid = persist.NewError("sort: invalid options", persist.ErrInvalid)
+	ErrInvalid = sortio.ErrInvalid
 	// ErrNoSpace marks output that cannot fit the file system's free space.
-	ErrNoSpace = persist.NewError("sort: not enough free space")
+	ErrNoSpace = sortio.ErrNoSpace
 	// ErrReadOnly marks an existing output that is read-only, which Generate
 	// does not replace (persist.ErrReadOnly).
-	ErrReadOnly = persist.NewError("sort: output is read-only", persist.ErrReadOnly)
+	ErrReadOnly = sortio.ErrReadOnly
+	// ErrChanged marks a file that changed size while it was mapped:
+	// another program truncated (or extended) the input, a run file or the
+	// output during the work. The error also wraps the *persist.MediaError
+	// of the fault that revealed it (errors.As finds the offset).
+	ErrChanged = sortio.ErrChanged
 )
 
-// fileError is err about the file at path. Its text names the package
-// once and the file right after it — "sort: PATH: bad record format:
-// truncated KLV record at offset 7" — however err was made, and it
-// unwraps to err.
-type fileError struct {
-	path string
-	err  error
-}
-
-func (e *fileError) Error() string {
-	return "sort: " + e.path + ": " + strings.TrimPrefix(e.err.Error(), "sort: ")
-}
-
-func (e *fileError) Unwrap() error { return e.err }
-
-// inFile returns err naming path (nil for nil; an error that names the
-// file already, a cancellation or a changed file, as it is).
-func inFile(path string, err error) error {
-	var fe *fileError
-	var ce *changedError
-	if err == nil || errors.As(err, &fe) || errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return &fileError{path, err}
-}
-
-// detailError is an error with its own message that still matches a
-// package sentinel with errors.Is.
-type detailError struct {
-	sentinel error
-	msg      string
-}
-
-func (e *detailError) Error() string { return e.msg }
-func (e *detailError) Unwrap() error { return e.sentinel }
-
-// optionError is an ErrInvalid error with a message of its own.
-func optionError(format string, a ...any) error {
-	return &detailError{ErrInvalid, "sort: " + fmt.Sprintf(format, a...)}
+// guard runs fn (a phase of the job, on the calling goroutine) under
+// persist.Guard and explains a fault in the job's files.
+func (j *job) guard(fn func() error) error {
+	return sortio.ExplainFault(persist.Guard(fn), "the sort", append([]*sortio.Mapped{j.in, j.out}, j.runs...)...)
 }

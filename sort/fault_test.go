@@ -2,15 +2,11 @@ package sort
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
 // requireClean checks that a failed sort left neither the output nor any
@@ -245,58 +241,4 @@ func FuzzParseSummaries(f *testing.F) {
 		c := CombineSummaries(s, false, 10)
 		_ = c.Records.String()
 	})
-}
-
-// On tmpfs the output is not preallocated; a piece whose pages cannot be
-// allocated (here: the file was truncated behind the mapping, as a full
-// file system would refuse them) is an ErrNoSpace error, not a SIGBUS.
-func TestSparseOutputCannotAllocate(t *testing.T) {
-	dir := "/dev/shm"
-	if !dirOnTmpfs(dir) || !canPopulate() {
-		t.Skip("needs tmpfs at /dev/shm and MADV_POPULATE_WRITE")
-	}
-	path := filepath.Join(dir, fmt.Sprintf("braid-sort-test-%d", os.Getpid()))
-	defer os.Remove(path)
-	m, err := createMapped(path, 1<<20, true)
-	require.NoError(t, err)
-	defer m.close()
-	require.True(t, m.sparse)
-	require.NoError(t, m.put(0, make([]byte, 8192)))
-	require.NoError(t, os.Truncate(path, 4096))
-	err = m.put(64<<10, make([]byte, 8192))
-	require.ErrorIs(t, err, ErrNoSpace)
-}
-
-// TestPopulateError: pages of a sparse file the file system refuses are
-// reported as what happened — no space left on device (ErrNoSpace and
-// ENOSPC) when the free space, read after the failure, does not cover them
-// or the kernel said ENOSPC; otherwise a refusal that names the free space.
-// Never the bare errno text (tmpfs says EFAULT, "bad address", when full).
-func TestPopulateError(t *testing.T) {
-	dir := t.TempDir()
-	m := &mapped{path: filepath.Join(dir, ".out.pmsort-1-ab.tmp"), label: "output " + filepath.Join(dir, "out"), sparse: true}
-	gone := &mapped{path: filepath.Join(dir, "gone", "pmsort-run-1"), sparse: true}
-	for _, c := range []struct {
-		name string
-		m    *mapped
-		n    int64
-		err  error
-		full bool
-		text string
-	}{
-		{"ENOSPC", m, 4096, unix.ENOSPC, true, "no space left on device for output " + filepath.Join(dir, "out") + " (" + m.path + "): cannot allocate 4096 bytes at offset 8192"},
-		{"EFAULT, full", m, 1 << 60, unix.EFAULT, true, "no space left on device for output"},
-		{"ENOMEM, full", m, 1 << 60, unix.ENOMEM, true, "no space left on device for output"},
-		{"EFAULT, space free", m, 4096, unix.EFAULT, false, "the file system refused the pages (bad address) though " + dir + " has"},
-		{"ENOMEM, space free", m, 4096, unix.ENOMEM, false, "(out of memory, or a size limit?)"},
-		{"EFAULT, no statfs", gone, 4096, unix.EFAULT, true, "no space left on device for " + gone.path + ": cannot allocate 4096 bytes at offset 8192 (" + filepath.Dir(gone.path) + " has its free space unknown)"},
-	} {
-		err := c.m.populateError(8192, c.n, c.err)
-		require.ErrorIs(t, err, ErrNoSpace, c.name)
-		require.Equal(t, c.full, errors.Is(err, syscall.ENOSPC), c.name)
-		require.Contains(t, err.Error(), c.text, c.name)
-		if c.full {
-			require.NotContains(t, err.Error(), "bad address", c.name)
-		}
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // gatherFixed assembles the c records of a chunk of sorted entries into
@@ -30,7 +31,7 @@ func (e *emitter) gatherFixed(buf []byte, chunk []uint64, c int64) error {
 	recs := uint64(len(e.src)) / uint64(r)
 	g := &bucketGather{buf: buf, chunk: chunk, c: c, parts: int64(max(1, min(j.s.pools.Readers, int(c/1024))))}
 	if c < 4096 || recs >= 1<<40 || r == int64(l.k) || e.inDRAM {
-		return parallelChunks(j.ctx, int(g.parts), int(g.parts), func(part int) error {
+		return sortio.ParallelChunks(j.ctx, int(g.parts), int(g.parts), func(part int) error {
 			lo, hi := g.split(part)
 			gatherKeyOrder(buf, chunk, lo, hi, e.src, l, j.rs)
 			e.declareGather(hi-lo, j.rs-l.k)
@@ -90,7 +91,7 @@ func (e *emitter) countBuckets(g *bucketGather) error {
 		e.hist[p] = e.hist[p][:g.nb]
 		clear(e.hist[p])
 	}
-	return parallelChunks(e.j.ctx, int(g.parts), int(g.parts), func(part int) error {
+	return sortio.ParallelChunks(e.j.ctx, int(g.parts), int(g.parts), func(part int) error {
 		lo, hi := g.split(part)
 		h := e.hist[part]
 		if g.wide {
@@ -135,7 +136,7 @@ func (e *emitter) orderByBucket(g *bucketGather) error {
 	w := int64(l.w)
 	g.order = e.order[:g.c*e.j.orderWords()]
 	order := g.order
-	return parallelChunks(e.j.ctx, int(g.parts), int(g.parts), func(part int) error {
+	return sortio.ParallelChunks(e.j.ctx, int(g.parts), int(g.parts), func(part int) error {
 		lo, hi := g.split(part)
 		cur := e.hist[part]
 		if g.wide {
@@ -164,7 +165,7 @@ func (e *emitter) orderByBucket(g *bucketGather) error {
 func (e *emitter) gatherBuckets(g *bucketGather, starts []uint32) error {
 	l := &e.j.l
 	r, k := int64(e.j.rs), int64(l.k)
-	return parallelChunks(e.j.ctx, int(g.parts), int(g.parts), func(part int) error {
+	return sortio.ParallelChunks(e.j.ctx, int(g.parts), int(g.parts), func(part int) error {
 		lo, hi := bucketSplit(starts, part, int(g.parts)), bucketSplit(starts, part+1, int(g.parts))
 		if g.wide {
 			gatherRecords(g.buf, g.order[3*lo:3*hi], e.src, r, l)

@@ -7,12 +7,13 @@ import (
 
 	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // entryRun streams one run file of packed entries through its share of
 // the merge buffer, decoded.
 type entryRun struct {
-	m     *mapped
+	m     *sortio.Mapped
 	body  []byte   // the run's packed entries in its file
 	next  int64    // first byte of body not yet loaded
 	share []uint64 // decoded entries
@@ -47,9 +48,9 @@ func (j *job) refill(r *entryRun) error {
 	if n >= 1<<14 {
 		parts = int64(max(1, j.s.pools.Readers))
 	}
-	err := parallelChunks(j.ctx, int(parts), int(parts), func(i int) error {
+	err := sortio.ParallelChunks(j.ctx, int(parts), int(parts), func(i int) error {
 		lo, hi := n*int64(i)/parts, n*int64(i+1)/parts
-		r.m.readSeq(src[lo*e : hi*e])
+		r.m.ReadSeq(src[lo*e : hi*e])
 		l.unpackRun(dst[lo*int64(w):hi*int64(w)], src[lo*e:hi*e])
 		return nil
 	})
@@ -75,7 +76,7 @@ func (j *job) mergePass() error {
 	runs := make([]*entryRun, 0, b.runs)
 	defer func() {
 		for _, r := range runs {
-			r.m.close()
+			r.m.Close()
 		}
 	}()
 	var off int64 // KLV: next record offset
@@ -124,7 +125,7 @@ func (j *job) entryRunFile(main []byte, first, n, off int64, runs *[]*entryRun) 
 	j.ph.start(phRunWrite)
 	// Packed in place (an entry is never longer packed), then written.
 	packed := l.packRun(idx, n)
-	err = m.put(0, runHeader{l: *l, count: n, inputSize: j.size}.encode())
+	err = m.Put(0, runHeader{l: *l, count: n, inputSize: j.size}.encode())
 	if err == nil {
 		err = j.putParallel(m, runHeaderSize, packed)
 	}
@@ -144,14 +145,14 @@ func (j *job) mergeEntries(main []byte, runs []*entryRun) error {
 	pending := words(a.take(2 * b.pendCap * ew))
 	t := newLoserTree(len(runs))
 	for i, r := range runs {
-		h, err := decodeRunHeader(r.m.bytes())
+		h, err := decodeRunHeader(r.m.Bytes())
 		if err != nil {
 			return fmt.Errorf("sort: run %d: %w", i, err)
 		}
 		if h.l != j.l || h.inputSize != j.size {
 			return fmt.Errorf("%w: run %d does not belong to this sort", ErrCorrupt, i)
 		}
-		r.body = r.m.bytes()[runHeaderSize:]
+		r.body = r.m.Bytes()[runHeaderSize:]
 		r.share = words(a.take(b.shareN * ew))
 		if err := j.refill(r); err != nil {
 			return err

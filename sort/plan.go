@@ -1,6 +1,10 @@
 package sort
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/braid-pm/braid/sort/internal/sortio"
+)
 
 // budget is the memory plan of one sort.
 type budget struct {
@@ -60,7 +64,7 @@ func (j *job) plan() (Mode, error) {
 	if err != nil {
 		if be, ok := err.(*budgetError); ok {
 			be.need, be.shown = j.minBudget()
-			be.ram = physicalMemory()
+			be.ram = sortio.PhysicalMemory()
 		}
 		return "", err
 	}

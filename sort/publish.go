@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // publish gives the complete temporary file tmp its final name path. With
@@ -18,7 +20,7 @@ func publish(tmp, path string, replace bool) error {
 	}
 	err := renameNoReplace(tmp, path)
 	if errors.Is(err, fs.ErrExist) {
-		return &detailError{ErrExists, fmt.Sprintf("sort: output %s appeared during the sort (another process wrote it); it was left as it is (use -f to replace it)", path)}
+		return &sortio.DetailError{Sentinel: ErrExists, Msg: fmt.Sprintf("sort: output %s appeared during the sort (another process wrote it); it was left as it is (use -f to replace it)", path)}
 	}
 	return err
 }

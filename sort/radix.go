@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/braid-pm/braid/internal/invariants"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // indexer builds sorted IndexMaps. The reader pool reads only the keys,
@@ -43,7 +44,7 @@ type source struct {
 	n     int64 // records in the run
 	// in is the mapped file src lies in, to which the key reads are
 	// declared (device.go); nil when src is in DRAM.
-	in *mapped
+	in *sortio.Mapped
 }
 
 // klvPart is a slice of a KLV run: n records starting at byte off.
@@ -124,7 +125,7 @@ func (x *indexer) build(ctx context.Context, s *source, idx, scratch []uint64) e
 	if dst == nil {
 		dst = idx
 	}
-	err := parallelChunks(ctx, x.readers, len(parts), func(pi int) error {
+	err := sortio.ParallelChunks(ctx, x.readers, len(parts), func(pi int) error {
 		x.readKeys(s, parts[pi], dst[starts[pi]*w:starts[pi+1]*w], hists[pi], digit)
 		return nil
 	})
@@ -146,7 +147,7 @@ func (x *indexer) build(ctx context.Context, s *source, idx, scratch []uint64) e
 	}
 	bounds[nb] = sum
 	if scratch != nil {
-		err = parallelChunks(ctx, x.readers, len(parts), func(pi int) error {
+		err = sortio.ParallelChunks(ctx, x.readers, len(parts), func(pi int) error {
 			scatterEntries(l, scratch[starts[pi]*w:starts[pi+1]*w], idx, hists[pi], 64-db, wide)
 			return nil
 		})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // A run file (MergePass) is a 64-byte header followed by the packed
@@ -108,14 +109,14 @@ func (j *job) setupTempDir(outDir string) error {
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return optionError("temp dir: %v", err)
+		return sortio.OptionError("temp dir: %v", err)
 	}
 	if !st.IsDir() {
-		return optionError("temp dir %s is not a directory", dir)
+		return sortio.OptionError("temp dir %s is not a directory", dir)
 	}
 	f, err := os.CreateTemp(dir, ".pmsort-probe-*")
 	if err != nil {
-		return optionError("temp dir %s is not writable: %v", dir, err)
+		return sortio.OptionError("temp dir %s is not writable: %v", dir, err)
 	}
 	f.Close()
 	os.Remove(f.Name())
@@ -124,12 +125,12 @@ func (j *job) setupTempDir(outDir string) error {
 }
 
 // newRunFile creates a temporary run file of size bytes.
-func (j *job) newRunFile(size int64) (*mapped, error) {
+func (j *job) newRunFile(size int64) (*sortio.Mapped, error) {
 	if j.s.failAfterRuns > 0 && len(j.temps) >= j.s.failAfterRuns {
 		return nil, fmt.Errorf("sort: injected failure creating run %d", len(j.temps))
 	}
-	name := filepath.Join(j.tmpDir, fmt.Sprintf("pmsort-run-%s-%d", randSuffix(), len(j.temps)))
-	m, err := createMappedOn(name, name, size, j.s.o.ForcePMem, j.s.device())
+	name := filepath.Join(j.tmpDir, fmt.Sprintf("pmsort-run-%s-%d", sortio.RandSuffix(), len(j.temps)))
+	m, err := sortio.CreateMappedOn(name, name, size, j.s.o.ForcePMem, j.s.device())
 	if err != nil {
 		return nil, fmt.Errorf("sort: run file: %w", err)
 	}

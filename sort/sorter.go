@@ -2,8 +2,6 @@ package sort
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 	"golang.org/x/sys/unix"
 )
 
@@ -110,26 +109,26 @@ func (o *Options) Validate() error {
 	switch o.Mode {
 	case "", Auto, OnePass, MergePass, EMS:
 	default:
-		return optionError("mode %q, want auto, onepass, mergepass or ems", o.Mode)
+		return sortio.OptionError("mode %q, want auto, onepass, mergepass or ems", o.Mode)
 	}
 	if o.PointerSize != 0 && o.PointerSize != 5 && o.PointerSize != 8 {
-		return optionError("pointer size %d, want 5 or 8", o.PointerSize)
+		return sortio.OptionError("pointer size %d, want 5 or 8", o.PointerSize)
 	}
 	if o.MemBudget != 0 && o.MemBudget < MinMemBudget {
 		return fmt.Errorf("%w: memory budget %d bytes, at least %d needed", ErrBudget, o.MemBudget, MinMemBudget)
 	}
-	if ram := physicalMemory(); ram > 0 && o.MemBudget > ram {
-		return optionError("memory budget of %d bytes is more than the %d bytes of physical memory", o.MemBudget, ram)
+	if ram := sortio.PhysicalMemory(); ram > 0 && o.MemBudget > ram {
+		return sortio.OptionError("memory budget of %d bytes is more than the %d bytes of physical memory", o.MemBudget, ram)
 	}
 	if o.WriteBuffer < 0 || (o.WriteBuffer > 0 && o.WriteBuffer < 4096) {
-		return optionError("write buffer of %d bytes, want at least 4096", o.WriteBuffer)
+		return sortio.OptionError("write buffer of %d bytes, want at least 4096", o.WriteBuffer)
 	}
 	for _, p := range []struct {
 		name string
 		n    int
 	}{{"reader", o.Pools.Readers}, {"writer", o.Pools.Writers}, {"sorter", o.Pools.Sorters}} {
 		if p.n < 0 || p.n > MaxPool {
-			return optionError("%s pool of %d goroutines, want 0 (automatic) to %d", p.name, p.n, MaxPool)
+			return sortio.OptionError("%s pool of %d goroutines, want 0 (automatic) to %d", p.name, p.n, MaxPool)
 		}
 	}
 	return nil
@@ -215,7 +214,7 @@ func NewSorter(o *Options) (*Sorter, error) {
 func (s *Sorter) Pools() Pools { return s.pools }
 
 func defaultBudget() int64 {
-	if ram := physicalMemory(); ram > 0 {
+	if ram := sortio.PhysicalMemory(); ram > 0 {
 		return ram / 2
 	}
 	return 1 << 30
@@ -239,7 +238,7 @@ func buffer(b *[]byte, n int64) ([]byte, error) {
 	}
 	// Transparent huge pages where the system allows them on request: the
 	// radix scatter and the bucketed gather write all over these buffers.
-	adviseHuge(m)
+	sortio.AdviseHuge(m)
 	*b = m
 	return m, nil
 }
@@ -272,9 +271,9 @@ func Sort(ctx context.Context, in, out string, o *Options) (*Report, error) {
 type job struct {
 	s       *Sorter
 	ctx     context.Context
-	in      *mapped
+	in      *sortio.Mapped
 	src     []byte
-	out     *mapped
+	out     *sortio.Mapped
 	l       layout
 	rs      int   // record size; 0 for KLV
 	n       int64 // records
@@ -283,7 +282,7 @@ type job struct {
 	rep     *Report
 	tmpDir  string
 	temps   []string
-	runs    []*mapped // the run files, for locating a fault
+	runs    []*sortio.Mapped // the run files, for locating a fault
 	written int64
 	klvMax  int64 // largest KLV record
 	plan0   budget
@@ -319,11 +318,11 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 		}
 	}()
 	j.ph.start(phOther)
-	if j.in, err = openMappedOn(in, s.device()); err != nil {
+	if j.in, err = sortio.OpenMappedOn(in, s.device()); err != nil {
 		return nil, err
 	}
-	defer j.in.close()
-	j.src = j.in.bytes()
+	defer j.in.Close()
+	j.src = j.in.Bytes()
 	j.size = int64(len(j.src))
 	if s.afterMap != nil {
 		s.afterMap(in)
@@ -351,19 +350,19 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	}
 	defer j.removeTemps()
 
-	tmpOut := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".pmsort-"+randSuffix()+".tmp")
-	if j.out, err = createMappedOn(tmpOut, "output "+out, j.size, s.o.ForcePMem, s.device()); err != nil {
+	tmpOut := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".pmsort-"+sortio.RandSuffix()+".tmp")
+	if j.out, err = sortio.CreateMappedOn(tmpOut, "output "+out, j.size, s.o.ForcePMem, s.device()); err != nil {
 		return nil, err
 	}
-	if j.out.r != nil {
-		info := j.out.r.Info()
+	if j.out.R != nil {
+		info := j.out.R.Info()
 		info.Path = out // the name it will have
 		j.rep.Mapping = info.String()
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			j.out.close()
+			j.out.Close()
 			os.Remove(tmpOut)
 		}
 	}()
@@ -401,7 +400,7 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 func (j *job) publish(tmp, out string) error {
 	// Every byte of the output was made durable by the Copy that wrote it
 	// (streaming stores and a fence, or msync of its pages): no Sync here.
-	if err := j.out.close(); err != nil {
+	if err := j.out.Close(); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("sort: close output: %w", err)
 	}
@@ -410,13 +409,13 @@ func (j *job) publish(tmp, out string) error {
 	}
 	if err := publish(tmp, out, j.s.o.Overwrite); err != nil {
 		os.Remove(tmp)
-		var de *detailError
+		var de *sortio.DetailError
 		if errors.As(err, &de) {
 			return err
 		}
 		return fmt.Errorf("sort: rename output: %w", err)
 	}
-	if err := syncDir(filepath.Dir(out)); err != nil {
+	if err := sortio.SyncDir(filepath.Dir(out)); err != nil {
 		// The output is complete under its name, but the rename may not
 		// survive a crash.
 		return fmt.Errorf("sort: %s is complete, but syncing its directory failed (the rename may not be durable): %w", out, err)
@@ -424,62 +423,44 @@ func (j *job) publish(tmp, out string) error {
 	return nil
 }
 
-func randSuffix() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if e2 := d.Close(); err == nil {
-		err = e2
-	}
-	return err
-}
-
 // checkPaths refuses an output that is the input (also through a link),
 // a directory, and an existing output without overwrite.
 func checkPaths(in, out string, overwrite bool) error {
 	if in == "" || out == "" {
-		return optionError("input and output paths are required")
+		return sortio.OptionError("input and output paths are required")
 	}
 	ai, err1 := filepath.Abs(in)
 	ao, err2 := filepath.Abs(out)
 	if err1 == nil && err2 == nil && ai == ao {
-		return &detailError{ErrSamePath, fmt.Sprintf("sort: output %s is the input", out)}
+		return &sortio.DetailError{Sentinel: ErrSamePath, Msg: fmt.Sprintf("sort: output %s is the input", out)}
 	}
 	si, err := os.Stat(in)
 	if err != nil {
-		return &fileError{in, pathCause(err)}
+		return &sortio.FileError{Path: in, Err: sortio.PathCause(err)}
 	}
 	if si.IsDir() {
-		return optionError("input %s is a directory", in)
+		return sortio.OptionError("input %s is a directory", in)
 	}
 	so, err := os.Stat(out)
 	switch {
 	case err == nil:
 		if os.SameFile(si, so) {
-			return &detailError{ErrSamePath, fmt.Sprintf("sort: output %s is the input %s (the same file)", out, in)}
+			return &sortio.DetailError{Sentinel: ErrSamePath, Msg: fmt.Sprintf("sort: output %s is the input %s (the same file)", out, in)}
 		}
 		if so.IsDir() {
-			return optionError("output %s is a directory; give a file name", out)
+			return sortio.OptionError("output %s is a directory; give a file name", out)
 		}
 		if !so.Mode().IsRegular() {
-			return optionError("output %s exists and is not a regular file", out)
+			return sortio.OptionError("output %s exists and is not a regular file", out)
 		}
 		if !overwrite {
-			return &detailError{ErrExists, fmt.Sprintf("sort: output %s exists (use -f to replace it)", out)}
+			return &sortio.DetailError{Sentinel: ErrExists, Msg: fmt.Sprintf("sort: output %s exists (use -f to replace it)", out)}
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("sort: output: %w", err)
 	}
 	if st, err := os.Stat(filepath.Dir(ao)); err != nil || !st.IsDir() {
-		return optionError("output directory %s does not exist", filepath.Dir(ao))
+		return sortio.OptionError("output directory %s does not exist", filepath.Dir(ao))
 	}
 	return nil
 }
@@ -488,7 +469,7 @@ func checkPaths(in, out string, overwrite bool) error {
 func (j *job) checkInput() error {
 	f := j.s.o.Format
 	if j.size == 0 {
-		return fmt.Errorf("%w: %s has no records", ErrEmpty, j.in.path)
+		return fmt.Errorf("%w: %s has no records", ErrEmpty, j.in.Path)
 	}
 	j.l = newLayout(f.KeySize, j.s.o.PointerSize, f.KLV)
 	j.s.indexer = indexer{l: j.l, readers: j.s.pools.Readers, sorters: j.s.pools.Sorters, ph: j.ph,
@@ -497,21 +478,21 @@ func (j *job) checkInput() error {
 		j.rs = f.RecordSize()
 		if j.size%int64(j.rs) != 0 {
 			return fmt.Errorf("%w: %s is %d bytes, not a multiple of the %d-byte record (%d whole records and %d bytes left)",
-				ErrBadFormat, j.in.path, j.size, j.rs, j.size/int64(j.rs), j.size%int64(j.rs))
+				ErrBadFormat, j.in.Path, j.size, j.rs, j.size/int64(j.rs), j.size%int64(j.rs))
 		}
 		j.n = j.size / int64(j.rs)
 		if uint64(j.n-1) > j.l.maxPtr() {
-			return optionError("%d records need pointers of more than %d bytes (use 8-byte pointers, -ptr 8)", j.n, j.l.p)
+			return sortio.OptionError("%d records need pointers of more than %d bytes (use 8-byte pointers, -ptr 8)", j.n, j.l.p)
 		}
 		return nil
 	}
 	if uint64(j.size-1) > j.l.maxPtr() {
-		return optionError("a %d-byte KLV file needs pointers of more than %d bytes (use 8-byte pointers, -ptr 8)", j.size, j.l.p)
+		return sortio.OptionError("a %d-byte KLV file needs pointers of more than %d bytes (use 8-byte pointers, -ptr 8)", j.size, j.l.p)
 	}
 	err := ScanKLV(j.src, f.KeySize, func(r KLVRecord) error {
 		j.n++
 		j.klvMax = max(j.klvMax, r.Size(f.KeySize))
 		return nil
 	})
-	return inFile(j.in.path, err)
+	return sortio.InFile(j.in.Path, err)
 }

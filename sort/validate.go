@@ -11,6 +11,7 @@ import (
 	"runtime"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/internal/sortio"
 )
 
 // Summary is what valsort computes for a sequence of records; it is also
@@ -45,7 +46,7 @@ func (o *ValidateOptions) normalize() error {
 		o.Format = Gensort
 	}
 	if o.Threads < 0 || o.Threads > MaxPool {
-		return optionError("%d validator goroutines, want 0 (all CPUs) to %d", o.Threads, MaxPool)
+		return sortio.OptionError("%d validator goroutines, want 0 (all CPUs) to %d", o.Threads, MaxPool)
 	}
 	if o.Threads == 0 {
 		o.Threads = runtime.GOMAXPROCS(0)
@@ -66,17 +67,17 @@ func Validate(ctx context.Context, path string, o ValidateOptions) (*Summary, er
 		// A pipe or a device: read in order, as valsort reads it.
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, &fileError{path, pathCause(err)}
+			return nil, &sortio.FileError{Path: path, Err: sortio.PathCause(err)}
 		}
 		defer f.Close()
 		s, err := ValidateReader(ctx, f, o)
-		return s, inFile(path, err)
+		return s, sortio.InFile(path, err)
 	}
-	m, err := openMapped(path)
+	m, err := sortio.OpenMapped(path)
 	if err != nil {
 		return nil, err
 	}
-	defer m.close()
+	defer m.Close()
 	if validateAfterMap != nil {
 		validateAfterMap(path)
 	}
@@ -85,11 +86,11 @@ func Validate(ctx context.Context, path string, o ValidateOptions) (*Summary, er
 	// during validation".
 	var s *Summary
 	err = persist.Guard(func() error {
-		s, err = ValidateBytes(ctx, m.bytes(), o)
+		s, err = ValidateBytes(ctx, m.Bytes(), o)
 		return err
 	})
 	if err != nil {
-		return nil, inFile(path, mediaError(err, "validation", m))
+		return nil, sortio.InFile(path, sortio.ExplainFault(err, "validation", m))
 	}
 	// The mapping goes away: keep copies of the records the summary names.
 	s.First = append([]byte(nil), s.First...)
@@ -134,7 +135,7 @@ func ValidateBytes(ctx context.Context, b []byte, o ValidateOptions) (*Summary, 
 		}
 	}
 	sums := make([]Summary, len(bounds)-1)
-	err := parallelChunks(ctx, o.Threads, len(sums), func(i int) error {
+	err := sortio.ParallelChunks(ctx, o.Threads, len(sums), func(i int) error {
 		sums[i] = summarize(b[bounds[i]:bounds[i+1]], &o)
 		return nil
 	})
@@ -278,7 +279,7 @@ const SummarySize = 5*16 + 2*100
 // MarshalSummary encodes s in valsort's -o format (gensort records only).
 func (s *Summary) MarshalSummary() ([]byte, error) {
 	if len(s.First) != 100 || len(s.Last) != 100 {
-		return nil, optionError("partition summaries hold 100-byte records, not %d-byte ones", len(s.First))
+		return nil, sortio.OptionError("partition summaries hold 100-byte records, not %d-byte ones", len(s.First))
 	}
 	b := make([]byte, 0, SummarySize)
 	for _, v := range []Uint128{s.FirstUnordered, s.Unordered, s.Records, s.Duplicates, s.Checksum} {

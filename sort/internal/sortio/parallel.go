@@ -1,4 +1,4 @@
-package sort
+package sortio
 
 import (
 	"context"
@@ -10,15 +10,15 @@ import (
 	"github.com/braid-pm/braid/persist"
 )
 
-// parallelChunks runs fn(0..n-1) on up to threads goroutines, handing out
+// ParallelChunks runs fn(0..n-1) on up to threads goroutines, handing out
 // indices in order; it stops early on the first error or on cancellation.
 //
 // Every goroutine runs under persist.Guard: the tasks read and write
 // mapped files that another program may truncate, and a fault there is a
-// *persist.MediaError (which mediaError explains), not a dead process. A
+// *persist.MediaError (which ExplainFault explains), not a dead process. A
 // task's panic is re-raised on the calling goroutine, with the task's
 // stack, where the caller (or a command's recover) sees it.
-func parallelChunks(ctx context.Context, threads, n int, fn func(i int) error) error {
+func ParallelChunks(ctx context.Context, threads, n int, fn func(i int) error) error {
 	if threads > n {
 		threads = n
 	}

@@ -1,4 +1,4 @@
-package sort
+package sortio
 
 import (
 	"sync"
@@ -10,8 +10,8 @@ import (
 // buffers, and populating (allocating) the pages of a sparse tmpfs file
 // before storing to them. os_other.go has the portable fallbacks.
 
-// physicalMemory is the machine's RAM in bytes (0 if unknown).
-func physicalMemory() int64 {
+// PhysicalMemory is the machine's RAM in bytes (0 if unknown).
+func PhysicalMemory() int64 {
 	var si unix.Sysinfo_t
 	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
 		return int64(si.Totalram) * int64(max(si.Unit, 1))
@@ -19,17 +19,17 @@ func physicalMemory() int64 {
 	return 0
 }
 
-// adviseHuge asks for transparent huge pages for an anonymous buffer.
-func adviseHuge(b []byte) { _ = unix.Madvise(b, unix.MADV_HUGEPAGE) }
+// AdviseHuge asks for transparent huge pages for an anonymous buffer.
+func AdviseHuge(b []byte) { _ = unix.Madvise(b, unix.MADV_HUGEPAGE) }
 
 var (
 	populateOnce sync.Once
 	populateOK   bool
 )
 
-// canPopulate reports whether madvise(MADV_POPULATE_WRITE) works here
+// CanPopulate reports whether madvise(MADV_POPULATE_WRITE) works here
 // (Linux 5.14 and later).
-func canPopulate() bool {
+func CanPopulate() bool {
 	populateOnce.Do(func() {
 		m, err := unix.Mmap(-1, 0, pageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
@@ -41,7 +41,7 @@ func canPopulate() bool {
 	return populateOK
 }
 
-func dirOnTmpfs(dir string) bool {
+func DirOnTmpfs(dir string) bool {
 	var st unix.Statfs_t
 	if unix.Statfs(dir, &st) != nil {
 		return false
@@ -50,8 +50,8 @@ func dirOnTmpfs(dir string) bool {
 	return t == unix.TMPFS_MAGIC || t == unix.RAMFS_MAGIC
 }
 
-// populate maps (and, in a sparse file, allocates) the pages of b.
-func populate(b []byte) error {
+// Populate maps (and, in a sparse file, allocates) the pages of b.
+func Populate(b []byte) error {
 	for {
 		err := unix.Madvise(b, unix.MADV_POPULATE_WRITE)
 		if err != unix.EINTR {
