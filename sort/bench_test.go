@@ -13,6 +13,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/sort/internal/sortio"
+	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 // entrySlice sorts packed entries with the standard library's comparison
@@ -42,7 +43,7 @@ func (s entrySlice) Swap(i, j int) {
 // library's pdqsort on packed 15-byte entries.
 func BenchmarkIndexSort(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
-		img, _, err := GenerateBytes(GenOptions{Count: uint64(n)})
+		img, _, err := sortbench.GenerateBytes(sortbench.GenOptions{Count: uint64(n)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func BenchmarkIndexSort(b *testing.B) {
 // huge pages where the system grants them, as for EMS's run buffer).
 func BenchmarkGather(b *testing.B) {
 	for _, n := range []int64{1_000_000, 10_000_000} {
-		img, _, err := GenerateBytes(GenOptions{Count: uint64(n)})
+		img, _, err := sortbench.GenerateBytes(sortbench.GenOptions{Count: uint64(n)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 // slowDevice is optane-1dimm slowed 20x (the curves' shape kept), so that
@@ -35,7 +36,7 @@ func slowDevice(t *testing.T) *persist.Device {
 func TestSortChargesDevice(t *testing.T) {
 	dir := t.TempDir()
 	const n = 20000
-	in, inBytes := writeInput(t, dir, GenOptions{Count: n})
+	in, inBytes := writeInput(t, dir, sortbench.GenOptions{Count: n})
 	stats := map[Mode]persist.DeviceStats{}
 	for _, m := range []Mode{OnePass, MergePass, EMS} {
 		t.Run(string(m), func(t *testing.T) {

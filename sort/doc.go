@@ -1,14 +1,16 @@
 // Package sort is WiscSort ([WS]: V. Banakar et al., "WiscSort: External
 // Sorting For Byte-Addressable Storage", PVLDB 16(9), 2023): an external
-// sorter for byte-addressable storage, plus the sortbenchmark tools it is
-// measured with — a gensort 1.5 compatible generator and a valsort compatible
-// validator.
+// sorter for byte-addressable storage. The sortbenchmark tools it is
+// measured with — a gensort 1.5 compatible generator and a valsort
+// compatible validator — are package sort/sortbench.
 //
 // # Records
 //
 // Fixed-size records (Format{KeySize, ValueSize}; the sortbenchmark record
 // is Gensort, 10+90 bytes) and variable-length KLV records
 // key[KeySize] | value_len uint32 LE | value, ordered by memcmp of the key.
+// The format is package sort/record's (Format is record.Format), shared
+// with sort/sortbench.
 //
 // # Algorithms
 //
@@ -59,6 +61,4 @@
 // ErrChanged error ("IN changed size during the sort") wrapping the
 // *persist.MediaError of the fault, and the sort cleans up as on any
 // error.
-// Generate checks the size of what it is asked for (against an int64 and
-// the file system's free space, ErrNoSpace) before generating anything.
 package sort

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/braid-pm/braid/sort"
+	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 // Generate gensort records, sort them with WiscSort and check the output
@@ -21,7 +22,7 @@ func Example() {
 	ctx := context.Background()
 
 	// 10,000 records of gensort 1.5 (100 bytes: a 10-byte key, a value).
-	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: 10_000}, false); err != nil {
+	if _, err := sortbench.Generate(ctx, in, sortbench.GenOptions{Count: 10_000}, false); err != nil {
 		panic(err)
 	}
 	// Auto: OnePass when the IndexMap fits the budget, else MergePass.
@@ -33,11 +34,11 @@ func Example() {
 
 	// valsort's checks: in order, and the same records (count and
 	// checksum) as the input.
-	sin, err := sort.Validate(ctx, in, sort.ValidateOptions{})
+	sin, err := sortbench.Validate(ctx, in, sortbench.ValidateOptions{})
 	if err != nil {
 		panic(err)
 	}
-	sout, err := sort.Validate(ctx, out, sort.ValidateOptions{})
+	sout, err := sortbench.Validate(ctx, out, sortbench.ValidateOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -61,7 +62,7 @@ func ExampleSorter() {
 	defer os.RemoveAll(dir)
 	in := filepath.Join(dir, "in")
 	ctx := context.Background()
-	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: 100_000}, false); err != nil {
+	if _, err := sortbench.Generate(ctx, in, sortbench.GenOptions{Count: 100_000}, false); err != nil {
 		panic(err)
 	}
 	s, err := sort.NewSorter(&sort.Options{Mode: sort.MergePass, MemBudget: 1 << 20})

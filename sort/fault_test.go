@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/braid-pm/braid/sort/sortbench"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,11 +28,11 @@ func TestSortBadInput(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 		return p
 	}
-	good, _, err := GenerateBytes(GenOptions{Count: 100})
+	good, _, err := sortbench.GenerateBytes(sortbench.GenOptions{Count: 100})
 	require.NoError(t, err)
-	klv, _, err := GenerateBytes(GenOptions{Count: 100, Format: Format{KeySize: 10, KLV: true}, MaxValue: 50})
+	klv, _, err := sortbench.GenerateBytes(sortbench.GenOptions{Count: 100, Format: Format{KeySize: 10, KLV: true}, MaxValue: 50})
 	require.NoError(t, err)
-	many, _, err := GenerateBytes(GenOptions{Count: 100_000})
+	many, _, err := sortbench.GenerateBytes(sortbench.GenOptions{Count: 100_000})
 	require.NoError(t, err)
 
 	cases := []struct {
@@ -64,7 +65,7 @@ func TestSortBadInput(t *testing.T) {
 
 func TestSortPathErrors(t *testing.T) {
 	dir := t.TempDir()
-	in, inBytes := writeInput(t, dir, GenOptions{Count: 1000})
+	in, inBytes := writeInput(t, dir, sortbench.GenOptions{Count: 1000})
 	_, err := Sort(context.Background(), in, in, nil)
 	require.ErrorIs(t, err, ErrSamePath)
 	_, err = Sort(context.Background(), in, filepath.Join(dir, ".", "in"), nil)
@@ -93,7 +94,7 @@ func TestSortPathErrors(t *testing.T) {
 
 func TestSortUnwritableTempDir(t *testing.T) {
 	dir := t.TempDir()
-	in, _ := writeInput(t, dir, GenOptions{Count: 5000})
+	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 5000})
 	out := filepath.Join(dir, "out")
 	notDir := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
@@ -112,7 +113,7 @@ func TestSortUnwritableTempDir(t *testing.T) {
 func TestSortFailureCleansUp(t *testing.T) {
 	dir := t.TempDir()
 	tmp := t.TempDir()
-	in, _ := writeInput(t, dir, GenOptions{Count: 20000})
+	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 20000})
 	out := filepath.Join(dir, "out")
 	for _, mode := range []Mode{MergePass, EMS} {
 		s, err := NewSorter(&Options{Mode: mode, TempDir: tmp, MemBudget: 1 << 20, WriteBuffer: 16 << 10})
@@ -187,7 +188,7 @@ func TestRunHeaderRoundTrip(t *testing.T) {
 }
 
 func FuzzDecodeKLV(f *testing.F) {
-	klv, _, _ := GenerateBytes(GenOptions{Count: 5, Format: Format{KeySize: 4, KLV: true}, MaxValue: 20})
+	klv, _, _ := sortbench.GenerateBytes(sortbench.GenOptions{Count: 5, Format: Format{KeySize: 4, KLV: true}, MaxValue: 20})
 	f.Add(klv, 4)
 	f.Add([]byte{1, 2, 3, 4, 0xff, 0xff, 0xff, 0xff}, 4)
 	f.Add([]byte{}, 1)
@@ -207,7 +208,7 @@ func FuzzDecodeKLV(f *testing.F) {
 			require.Equal(t, int64(len(b)), total)
 			// A valid image validates and sorts like any other.
 			if n > 0 {
-				_, err := ValidateBytes(context.Background(), b, ValidateOptions{Format: Format{KeySize: k, KLV: true}})
+				_, err := sortbench.ValidateBytes(context.Background(), b, sortbench.ValidateOptions{Format: Format{KeySize: k, KLV: true}})
 				require.NoError(t, err)
 			}
 		} else {
@@ -226,19 +227,5 @@ func FuzzDecodeRunHeader(f *testing.F) {
 			return
 		}
 		require.Equal(t, int64(len(b)-runHeaderSize), h.count*int64(h.l.e))
-	})
-}
-
-func FuzzParseSummaries(f *testing.F) {
-	f.Add(make([]byte, SummarySize))
-	f.Add([]byte{1})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := ParseSummaries(b)
-		if err != nil {
-			return
-		}
-		require.Len(t, s, len(b)/SummarySize)
-		c := CombineSummaries(s, false, 10)
-		_ = c.Records.String()
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 // Issue 18's faults beyond power loss, for the sorter (tests only; the
@@ -35,7 +36,7 @@ func poisonMapped(t *testing.T, suffix string, off int) {
 
 func TestSortPoisonedInput(t *testing.T) {
 	dir := t.TempDir()
-	in, _ := writeInput(t, dir, GenOptions{Count: 30000}) // 3 MB
+	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000}) // 3 MB
 	poisonMapped(t, filepath.Base(in), 1<<20)
 	for _, mode := range []Mode{OnePass, MergePass, EMS} {
 		out := filepath.Join(dir, "out-"+string(mode))
@@ -54,7 +55,7 @@ func TestSortPoisonedInput(t *testing.T) {
 		requireClean(t, dir)
 		t.Logf("%s: %v", mode, err)
 	}
-	_, err := Validate(context.Background(), in, ValidateOptions{})
+	_, err := sortbench.Validate(context.Background(), in, sortbench.ValidateOptions{})
 	require.ErrorIs(t, err, persist.ErrMedia, "validate")
 }
 
@@ -62,7 +63,7 @@ func TestSortPoisonedInput(t *testing.T) {
 // (a store to poisoned media faults as a load does).
 func TestSortPoisonedRunFile(t *testing.T) {
 	dir, tmp := t.TempDir(), t.TempDir()
-	in, _ := writeInput(t, dir, GenOptions{Count: 30000})
+	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000})
 	restore := persist.InjectFaults(&persist.Faults{Mapped: func(r *persist.Region) {
 		if filepath.Dir(r.Info().Path) == tmp && r.Size() > 8192 {
 			require.NoError(t, r.Poison(4096, 1))
@@ -85,7 +86,7 @@ func TestSortPoisonedRunFile(t *testing.T) {
 // reported durable over dropped pages — and leaves nothing behind.
 func TestSortSyncFailure(t *testing.T) {
 	dir := t.TempDir()
-	in, _ := writeInput(t, dir, GenOptions{Count: 30000})
+	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000})
 	restore := persist.InjectFaults(&persist.Faults{Sync: func(r *persist.Region, off, n int) error {
 		if strings.Contains(filepath.Base(r.Info().Path), "out") {
 			return syscall.EIO

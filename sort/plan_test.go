@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/braid-pm/braid/sort/sortbench"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,12 +78,12 @@ func TestBudgetMinimumSorts(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name string
-		g    GenOptions
+		g    sortbench.GenOptions
 		mode Mode
 	}{
-		{"onepass gensort", GenOptions{Count: 100_000}, OnePass},
-		{"mergepass klv", GenOptions{Count: 500_000, Format: Format{KeySize: 12, KLV: true}, MaxValue: 20}, MergePass},
-		{"ems klv big values", GenOptions{Count: 400, Format: Format{KeySize: 8, KLV: true}, MinValue: 20_000, MaxValue: 200_000}, EMS},
+		{"onepass gensort", sortbench.GenOptions{Count: 100_000}, OnePass},
+		{"mergepass klv", sortbench.GenOptions{Count: 500_000, Format: Format{KeySize: 12, KLV: true}, MaxValue: 20}, MergePass},
+		{"ems klv big values", sortbench.GenOptions{Count: 400, Format: Format{KeySize: 8, KLV: true}, MinValue: 20_000, MaxValue: 200_000}, EMS},
 	} {
 		in, inBytes := writeInput(t, dir, c.g)
 		f := c.g.Format

@@ -9,6 +9,7 @@ import (
 	stdsort "sort"
 	"testing"
 
+	"github.com/braid-pm/braid/sort/sortbench"
 	"github.com/stretchr/testify/require"
 )
 
@@ -164,7 +165,7 @@ func TestRadixSortMatchesReference(t *testing.T) {
 // The wide (gensort) and the any-width code paths build identical sorted
 // IndexMaps up to the order of equal keys, which gensort keys do not have.
 func TestRadixWideEqualsGeneric(t *testing.T) {
-	img, _, err := GenerateBytes(GenOptions{Count: 60_000, Skew: true})
+	img, _, err := sortbench.GenerateBytes(sortbench.GenOptions{Count: 60_000, Skew: true})
 	require.NoError(t, err)
 	l := newLayout(10, 5, false)
 	var got [2][]uint64

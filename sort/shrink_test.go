@@ -2,13 +2,13 @@ package sort
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/sort/sortbench"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,7 +20,7 @@ func TestSortInputShrinks(t *testing.T) {
 	dir, tmp := t.TempDir(), t.TempDir()
 	klv := Format{KeySize: 10, KLV: true}
 	for _, f := range []Format{Gensort, klv} {
-		in, _ := writeInput(t, dir, GenOptions{Count: 20000, Format: f, MaxValue: 150})
+		in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 20000, Format: f, MaxValue: 150})
 		for _, mode := range []Mode{OnePass, MergePass, EMS} {
 			s, err := NewSorter(&Options{Mode: mode, Format: f, TempDir: tmp, MemBudget: 1 << 20, WriteBuffer: 16 << 10})
 			require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestSortInputShrinks(t *testing.T) {
 			require.NoFileExists(t, out)
 			requireClean(t, dir, tmp)
 			// The input again, whole, for the next mode.
-			writeInput(t, dir, GenOptions{Count: 20000, Format: f, MaxValue: 150})
+			writeInput(t, dir, sortbench.GenOptions{Count: 20000, Format: f, MaxValue: 150})
 		}
 	}
 }
@@ -50,7 +50,7 @@ func TestSortInputShrinks(t *testing.T) {
 // (once the first output bytes are written) is named in the error.
 func TestSortTempFileShrinks(t *testing.T) {
 	dir, tmp := t.TempDir(), t.TempDir()
-	in, _ := writeInput(t, dir, GenOptions{Count: 20000})
+	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 20000})
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
 		mode  Mode
@@ -83,22 +83,5 @@ func TestSortTempFileShrinks(t *testing.T) {
 		require.Contains(t, err.Error(), " bytes when mapped, 64 now", "%s", c.mode)
 		require.NoFileExists(t, out)
 		requireClean(t, dir, tmp)
-	}
-}
-
-// Validate of a file truncated under its mapping: "PATH changed size
-// during validation".
-func TestValidateInputShrinks(t *testing.T) {
-	dir := t.TempDir()
-	klv := Format{KeySize: 10, KLV: true}
-	for _, f := range []Format{Gensort, klv} {
-		in, _ := writeInput(t, dir, GenOptions{Count: 20000, Format: f, MaxValue: 150})
-		validateAfterMap = func(path string) { require.NoError(t, os.Truncate(path, 5000)) }
-		_, err := Validate(context.Background(), in, ValidateOptions{Format: f})
-		validateAfterMap = nil
-		require.ErrorIs(t, err, ErrChanged, "%s", f)
-		require.Contains(t, err.Error(), "sort: "+in+" changed size during validation: it was ")
-		require.Contains(t, err.Error(), " bytes when mapped, 5000 now")
-		require.False(t, errors.Is(err, ErrBadFormat))
 	}
 }

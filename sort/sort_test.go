@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/braid-pm/braid/sort/sortbench"
 	"github.com/stretchr/testify/require"
 )
 
-func writeInput(t testing.TB, dir string, o GenOptions) (string, []byte) {
+func writeInput(t testing.TB, dir string, o sortbench.GenOptions) (string, []byte) {
 	t.Helper()
-	b, _, err := GenerateBytes(o)
+	b, _, err := sortbench.GenerateBytes(o)
 	require.NoError(t, err)
 	p := filepath.Join(dir, "in")
 	require.NoError(t, os.WriteFile(p, b, 0o644))
@@ -25,10 +26,10 @@ func requireSorted(t testing.TB, f Format, in []byte, outPath string) {
 	t.Helper()
 	out, err := os.ReadFile(outPath)
 	require.NoError(t, err)
-	vo := ValidateOptions{Format: f}
-	si, err := ValidateBytes(context.Background(), in, vo)
+	vo := sortbench.ValidateOptions{Format: f}
+	si, err := sortbench.ValidateBytes(context.Background(), in, vo)
 	require.NoError(t, err)
-	so, err := ValidateBytes(context.Background(), out, vo)
+	so, err := sortbench.ValidateBytes(context.Background(), out, vo)
 	require.NoError(t, err)
 	require.True(t, so.OK(), "output unordered: %d records, first %s", so.Unordered, so.FirstUnordered)
 	require.Equal(t, si.Records, so.Records)
@@ -38,16 +39,16 @@ func requireSorted(t testing.TB, f Format, in []byte, outPath string) {
 func TestSortModesAndFormats(t *testing.T) {
 	formats := []struct {
 		name string
-		g    GenOptions
+		g    sortbench.GenOptions
 	}{
-		{"gensort", GenOptions{Count: 20000}},
-		{"gensort-skew", GenOptions{Count: 20000, Skew: true, Start: U128(1 << 20)}},
-		{"ascii", GenOptions{Count: 5000, ASCII: true, Skew: true}},
-		{"fixed8+24", GenOptions{Count: 30000, Format: Format{KeySize: 8, ValueSize: 24}}},
-		{"fixed1+3", GenOptions{Count: 5000, Format: Format{KeySize: 1, ValueSize: 3}}},
-		{"fixed20+0", GenOptions{Count: 5000, Format: Format{KeySize: 20}}},
-		{"klv10", GenOptions{Count: 20000, Format: Format{KeySize: 10, KLV: true}, MinValue: 0, MaxValue: 200}},
-		{"klv3-skew", GenOptions{Count: 8000, Skew: true, Format: Format{KeySize: 3, KLV: true}, MaxValue: 40}},
+		{"gensort", sortbench.GenOptions{Count: 20000}},
+		{"gensort-skew", sortbench.GenOptions{Count: 20000, Skew: true, Start: sortbench.U128(1 << 20)}},
+		{"ascii", sortbench.GenOptions{Count: 5000, ASCII: true, Skew: true}},
+		{"fixed8+24", sortbench.GenOptions{Count: 30000, Format: Format{KeySize: 8, ValueSize: 24}}},
+		{"fixed1+3", sortbench.GenOptions{Count: 5000, Format: Format{KeySize: 1, ValueSize: 3}}},
+		{"fixed20+0", sortbench.GenOptions{Count: 5000, Format: Format{KeySize: 20}}},
+		{"klv10", sortbench.GenOptions{Count: 20000, Format: Format{KeySize: 10, KLV: true}, MinValue: 0, MaxValue: 200}},
+		{"klv3-skew", sortbench.GenOptions{Count: 8000, Skew: true, Format: Format{KeySize: 3, KLV: true}, MaxValue: 40}},
 	}
 	modes := []struct {
 		name string
@@ -123,7 +124,7 @@ func TestSortDuplicatesAndTinyInputs(t *testing.T) {
 
 func TestSorterReuse(t *testing.T) {
 	dir := t.TempDir()
-	in, inBytes := writeInput(t, dir, GenOptions{Count: 30000})
+	in, inBytes := writeInput(t, dir, sortbench.GenOptions{Count: 30000})
 	s, err := NewSorter(&Options{MemBudget: 1 << 20, WriteBuffer: 16 << 10})
 	require.NoError(t, err)
 	defer s.Close()
@@ -144,13 +145,13 @@ func TestMemoryBudget(t *testing.T) {
 	dir := t.TempDir()
 	inputs := []struct {
 		name    string
-		g       GenOptions
+		g       sortbench.GenOptions
 		budgets map[Mode]int64
 	}{
-		{"gensort", GenOptions{Count: 400_000}, map[Mode]int64{OnePass: 16 << 20, MergePass: 4 << 20, EMS: 8 << 20}},
-		{"klv12", GenOptions{Count: 150_000, Format: Format{KeySize: 12, KLV: true}, MaxValue: 300},
+		{"gensort", sortbench.GenOptions{Count: 400_000}, map[Mode]int64{OnePass: 16 << 20, MergePass: 4 << 20, EMS: 8 << 20}},
+		{"klv12", sortbench.GenOptions{Count: 150_000, Format: Format{KeySize: 12, KLV: true}, MaxValue: 300},
 			map[Mode]int64{OnePass: 8 << 20, MergePass: 3 << 20, EMS: 6 << 20}},
-		{"fixed16+48", GenOptions{Count: 250_000, Format: Format{KeySize: 16, ValueSize: 48}},
+		{"fixed16+48", sortbench.GenOptions{Count: 250_000, Format: Format{KeySize: 16, ValueSize: 48}},
 			map[Mode]int64{OnePass: 10 << 20, MergePass: 3 << 20, EMS: 6 << 20}},
 	}
 	for _, in := range inputs {
@@ -159,7 +160,7 @@ func TestMemoryBudget(t *testing.T) {
 			f = Gensort
 		}
 		path := filepath.Join(dir, in.name)
-		_, err := Generate(context.Background(), path, in.g, false)
+		_, err := sortbench.Generate(context.Background(), path, in.g, false)
 		require.NoError(t, err)
 		for i, mode := range []Mode{OnePass, MergePass, EMS} {
 			budget := in.budgets[mode]
@@ -195,7 +196,7 @@ func TestMemoryBudget(t *testing.T) {
 // of about its own size, not the budget.
 func TestBuffersFitTheInput(t *testing.T) {
 	dir := t.TempDir()
-	in, inBytes := writeInput(t, dir, GenOptions{Count: 3000}) // 300 KB
+	in, inBytes := writeInput(t, dir, sortbench.GenOptions{Count: 3000}) // 300 KB
 	for _, mode := range []Mode{OnePass, MergePass, EMS} {
 		out := filepath.Join(dir, "out-"+string(mode))
 		rep, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 8 << 30})

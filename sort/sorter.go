@@ -43,7 +43,7 @@ const (
 	// MinMemBudget is the smallest memory budget accepted.
 	MinMemBudget = 1 << 20
 	// MaxPool bounds every pool size.
-	MaxPool = 1024
+	MaxPool = sortio.MaxPool
 	// minShare is the smallest merge-buffer share of one run.
 	minShare = 16 << 10
 	// minWriteBuffer is the smallest write buffer the planner makes.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/braid-pm/braid/sort"
+	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 const benchUsage = `[-n RECORDS] [-dir DIR] [-runs N] [-modes ems,onepass,mergepass] [-mem SIZE] [-mpmem SIZE]
@@ -111,11 +112,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer os.Remove(in)
 	}
 	t := time.Now()
-	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: uint64(c.n)}, true); err != nil {
+	if _, err := sortbench.Generate(ctx, in, sortbench.GenOptions{Count: uint64(c.n)}, true); err != nil {
 		return err
 	}
 	log("generated %d records (%s) in %s in %.3f s\n", c.n, humanBytes(c.bytes), in, time.Since(t).Seconds())
-	inSum, err := sort.Validate(ctx, in, sort.ValidateOptions{})
+	inSum, err := sortbench.Validate(ctx, in, sortbench.ValidateOptions{})
 	if err != nil {
 		return err
 	}
@@ -257,7 +258,7 @@ func (c *benchConfig) checkModes() error {
 
 // time runs every mode of the plan (and -cold, -gnu) and returns their
 // results, finished.
-func (c *benchConfig) time(ctx context.Context, base, in, out string, inSum *sort.Summary, log func(string, ...any), stderr io.Writer) ([]*benchResult, error) {
+func (c *benchConfig) time(ctx context.Context, base, in, out string, inSum *sortbench.Summary, log func(string, ...any), stderr io.Writer) ([]*benchResult, error) {
 	var results []*benchResult
 	for _, m := range c.plan {
 		o, err := c.modeOptions(m)
@@ -320,7 +321,7 @@ func compare(results []*benchResult) {
 
 // printBench prints the results table, the ratio to GNU sort, and the
 // best runs' phases.
-func printBench(stdout io.Writer, results []*benchResult, inSum *sort.Summary) {
+func printBench(stdout io.Writer, results []*benchResult, inSum *sortbench.Summary) {
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "sorter\tbest s\tmedian s\tspread s\tGB/s\tvs EMS\trun files\tvalid\tnote\t")
@@ -408,7 +409,7 @@ func benchSpace(dir, tmp string, size int64, gnu bool) error {
 			needTmp = size
 		}
 	}
-	free, err := sort.FreeSpace(dir)
+	free, err := sortbench.FreeSpace(dir)
 	if err != nil {
 		return err
 	}
@@ -417,7 +418,7 @@ func benchSpace(dir, tmp string, size int64, gnu bool) error {
 			sort.ErrNoSpace, humanBytes(need), dir, humanBytes(size), humanBytes(free))
 	}
 	if needTmp > 0 {
-		if free, err = sort.FreeSpace(tmp); err != nil {
+		if free, err = sortbench.FreeSpace(tmp); err != nil {
 			return err
 		}
 		if needTmp > free {
@@ -444,7 +445,7 @@ func secondsList(s []float64) string {
 
 // benchSorter sorts in -> out runs times with one Sorter (buffers reused,
 // as a long-running service would) and validates every output.
-func benchSorter(ctx context.Context, o *sort.Options, in, out string, runs int, inSum *sort.Summary) (*benchResult, error) {
+func benchSorter(ctx context.Context, o *sort.Options, in, out string, runs int, inSum *sortbench.Summary) (*benchResult, error) {
 	s, err := sort.NewSorter(o)
 	if err != nil {
 		return nil, err
@@ -480,8 +481,8 @@ func removeOutput(out string) error {
 	return nil
 }
 
-func checkOutput(ctx context.Context, out string, inSum *sort.Summary, f sort.Format) error {
-	s, err := sort.Validate(ctx, out, sort.ValidateOptions{Format: f})
+func checkOutput(ctx context.Context, out string, inSum *sortbench.Summary, f sort.Format) error {
+	s, err := sortbench.Validate(ctx, out, sortbench.ValidateOptions{Format: f})
 	if err != nil {
 		return err
 	}
@@ -492,7 +493,7 @@ func checkOutput(ctx context.Context, out string, inSum *sort.Summary, f sort.Fo
 }
 
 // benchCold runs 'pmsort sort -mode onepass' as a fresh process.
-func benchCold(ctx context.Context, in, out string, runs int, inSum *sort.Summary, mem int64, stderr io.Writer) (*benchResult, error) {
+func benchCold(ctx context.Context, in, out string, runs int, inSum *sortbench.Summary, mem int64, stderr io.Writer) (*benchResult, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -528,10 +529,10 @@ func benchGNU(ctx context.Context, base string, n int64, runs int, sf *sortFlags
 	in, out := base+".ascii", base+".ascii.out"
 	defer os.Remove(in)
 	defer os.Remove(out)
-	if _, err := sort.Generate(ctx, in, sort.GenOptions{Count: uint64(n), ASCII: true}, true); err != nil {
+	if _, err := sortbench.Generate(ctx, in, sortbench.GenOptions{Count: uint64(n), ASCII: true}, true); err != nil {
 		return nil, err
 	}
-	inSum, err := sort.Validate(ctx, in, sort.ValidateOptions{})
+	inSum, err := sortbench.Validate(ctx, in, sortbench.ValidateOptions{})
 	if err != nil {
 		return nil, err
 	}

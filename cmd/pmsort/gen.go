@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/braid-pm/braid/sort"
+	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 const genUsage = `[-a] [-s] [-c] [-bSTARTING_REC_NUM] [-t N] [-key K -value V | -klv -key K -vmin A -vmax B] NUM_RECS FILE_NAME
@@ -79,7 +80,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usagef("NUM_RECS %q: want a non-negative decimal number", fs.Arg(0))
 	}
-	b, ok := sort.ParseUint128(*start)
+	b, ok := sortbench.ParseUint128(*start)
 	if !ok {
 		return usagef("-b%s: want a decimal record number below 2^128", *start)
 	}
@@ -112,7 +113,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if hi, lo := bits.Mul64(n, uint64(least)); hi != 0 || lo > math.MaxInt64 {
 		return usagef("NUM_RECS %d: %d records of %d %s make more than 2^63 bytes", n, n, least, what)
 	}
-	o := sort.GenOptions{Count: n, Start: b, ASCII: *ascii, Skew: *skew, Format: f,
+	o := sortbench.GenOptions{Count: n, Start: b, ASCII: *ascii, Skew: *skew, Format: f,
 		MinValue: *vmin, MaxValue: *vmax, Threads: *threads, Checksum: *sum}
 	if err := o.Validate(); err != nil {
 		return badUsage(err)
@@ -120,7 +121,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := genOutputPath(fs.Arg(1)); err != nil {
 		return err
 	}
-	res, err := sort.Generate(ctx, fs.Arg(1), o, *force)
+	res, err := sortbench.Generate(ctx, fs.Arg(1), o, *force)
 	if err != nil {
 		return err
 	}

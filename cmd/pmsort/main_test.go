@@ -35,7 +35,7 @@ func pmsortCtx(t *testing.T, ctx context.Context, args ...string) (int, string, 
 }
 
 func golden(t *testing.T, name string) []byte {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "sort", "testdata", name))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "sort", "sortbench", "testdata", name))
 	require.NoError(t, err)
 	b, err := hex.DecodeString(strings.ReplaceAll(string(raw), "\n", ""))
 	require.NoError(t, err)

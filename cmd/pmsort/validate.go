@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/braid-pm/braid/sort"
+	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 const validateUsage = `[-i] [-q] [-o SUMMARY_FILE] [-s] [-perm INPUT] [-t N] [-key K -value V | -klv -key K] FILE_NAME
@@ -31,7 +31,7 @@ type validateConfig struct {
 	sumOut    string // -o
 	summaries bool   // -s
 	perm      string
-	vo        sort.ValidateOptions
+	vo        sortbench.ValidateOptions
 }
 
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,9 +50,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	// -perm INPUT is read first: a failure to read it is reported before
 	// anything is said about FILE_NAME.
-	var in *sort.Summary
+	var in *sortbench.Summary
 	if c.perm != "" {
-		if in, err = sort.Validate(ctx, c.perm, c.vo); err != nil {
+		if in, err = sortbench.Validate(ctx, c.perm, c.vo); err != nil {
 			return fail(&prefixed{"-perm", err})
 		}
 	}
@@ -94,19 +94,19 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // summary validates FILE_NAME, or combines the summaries it holds (-s).
 // Its errors name the file.
-func (c *validateConfig) summary(ctx context.Context) (*sort.Summary, error) {
+func (c *validateConfig) summary(ctx context.Context) (*sortbench.Summary, error) {
 	if !c.summaries {
-		return sort.Validate(ctx, c.file, c.vo)
+		return sortbench.Validate(ctx, c.file, c.vo)
 	}
 	b, err := os.ReadFile(c.file)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := sort.ParseSummaries(b)
+	parts, err := sortbench.ParseSummaries(b)
 	if err != nil {
 		return nil, inFile(c.file, err)
 	}
-	s := sort.CombineSummaries(parts, c.vo.CaseInsensitive, c.vo.Format.KeySize)
+	s := sortbench.CombineSummaries(parts, c.vo.CaseInsensitive, c.vo.Format.KeySize)
 	return &s, nil
 }
 
@@ -184,7 +184,7 @@ func (c *validateConfig) checkPaths() error {
 	return checkOutputPath("-o ", c.sumOut, true, "")
 }
 
-func samePermutation(in, out *sort.Summary) error {
+func samePermutation(in, out *sortbench.Summary) error {
 	if in.Records != out.Records {
 		return fmt.Errorf("%s records in the input, %s in the output", in.Records, out.Records)
 	}

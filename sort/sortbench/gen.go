@@ -1,4 +1,4 @@
-package sort
+package sortbench
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/braid-pm/braid/sort/internal/sortio"
+	"github.com/braid-pm/braid/sort/record"
 )
 
 // GenOptions says what Generate writes. The zero value (plus Count) is
@@ -31,7 +32,7 @@ type GenOptions struct {
 	// takes KeySize+ValueSize bytes of it; a KLV record takes KeySize bytes
 	// as key, then the value length, then the next value_len bytes. So a
 	// fixed 10+90 format is exactly gensort.
-	Format Format
+	Format record.Format
 	// MinValue and MaxValue bound KLV value lengths (uniform in between).
 	MinValue, MaxValue int
 
@@ -252,23 +253,23 @@ func (g *generator) klvValueLen(o *GenOptions) (int, splitmix64) {
 
 // normalize fills defaults and checks the options.
 func (o *GenOptions) normalize() error {
-	if o.Format == (Format{}) {
-		o.Format = Gensort
+	if o.Format == (record.Format{}) {
+		o.Format = record.Gensort
 	}
 	if err := o.Format.Validate(); err != nil {
 		return err
 	}
-	if o.ASCII && o.Format != Gensort {
+	if o.ASCII && o.Format != record.Gensort {
 		return sortio.OptionError("ASCII records exist only in the gensort format (10+90)")
 	}
 	if o.Format.KLV {
-		if o.MinValue < 0 || o.MaxValue < o.MinValue || o.MaxValue > MaxKLVValue {
+		if o.MinValue < 0 || o.MaxValue < o.MinValue || o.MaxValue > record.MaxKLVValue {
 			return sortio.OptionError("KLV value lengths %d..%d, want 0 <= min <= max <= %d",
-				o.MinValue, o.MaxValue, MaxKLVValue)
+				o.MinValue, o.MaxValue, record.MaxKLVValue)
 		}
 	}
-	if o.Threads < 0 || o.Threads > MaxPool {
-		return sortio.OptionError("%d generator goroutines, want 0 (all CPUs) to %d", o.Threads, MaxPool)
+	if o.Threads < 0 || o.Threads > sortio.MaxPool {
+		return sortio.OptionError("%d generator goroutines, want 0 (all CPUs) to %d", o.Threads, sortio.MaxPool)
 	}
 	if o.Threads == 0 {
 		o.Threads = runtime.GOMAXPROCS(0)
@@ -294,7 +295,7 @@ func (o *GenOptions) sizeBounds() (lo, hi uint64, ok bool) {
 		v, ok := mul(o.Count, uint64(o.Format.RecordSize()))
 		return v, v, ok
 	}
-	base := uint64(o.Format.KeySize + klvHeader)
+	base := uint64(o.Format.KeySize + record.KLVHeader)
 	lo, okLo := mul(o.Count, base+uint64(o.MinValue))
 	hi, okHi := mul(o.Count, base+uint64(o.MaxValue))
 	if !okLo {
@@ -357,7 +358,7 @@ func genPlan(ctx context.Context, o *GenOptions, limit int64, where string) ([]i
 		var sum int64
 		for j := uint64(0); j < n; j++ {
 			vl, _ := g.klvValueLen(o)
-			sum += int64(o.Format.KeySize + klvHeader + vl)
+			sum += int64(o.Format.KeySize + record.KLVHeader + vl)
 			g.bump()
 		}
 		sizes[c] = sum
@@ -439,7 +440,7 @@ func (g *generator) record(o *GenOptions, buf *[]byte) []byte {
 	b := *buf
 	start := len(b)
 	switch {
-	case o.Format == Gensort:
+	case o.Format == record.Gensort:
 		b = b[:start+100]
 		if o.ASCII {
 			g.ascii(b[start:], o.Skew)
@@ -454,10 +455,10 @@ func (g *generator) record(o *GenOptions, buf *[]byte) []byte {
 	default:
 		k := o.Format.KeySize
 		vl, s := g.klvValueLen(o)
-		b = grow(b, k+klvHeader+vl)
+		b = grow(b, k+record.KLVHeader+vl)
 		rec := b[start:]
 		// The record stream runs key then value; the header sits between.
-		tmp := rec[klvHeader:]
+		tmp := rec[record.KLVHeader:]
 		g.stream(tmp[:k+vl], o.Skew, &s)
 		copy(rec[:k], tmp[:k])
 		binary.LittleEndian.PutUint32(rec[k:], uint32(vl))

@@ -1,4 +1,4 @@
-package sort
+package sortbench
 
 import (
 	"bytes"
@@ -130,3 +130,17 @@ func TestValidateCaseInsensitive(t *testing.T) {
 }
 
 func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
+
+func FuzzParseSummaries(f *testing.F) {
+	f.Add(make([]byte, SummarySize))
+	f.Add([]byte{1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseSummaries(b)
+		if err != nil {
+			return
+		}
+		require.Len(t, s, len(b)/SummarySize)
+		c := CombineSummaries(s, false, 10)
+		_ = c.Records.String()
+	})
+}

@@ -1,4 +1,4 @@
-package sort
+package sortbench
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package sort
+package sortbench
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/braid-pm/braid/sort/record"
 )
 
 // Streams: gensort writes to a pipe or a terminal and valsort reads a
@@ -30,7 +32,7 @@ func GenerateTo(ctx context.Context, w io.Writer, o GenOptions) (GenResult, erro
 	// made as Generate makes it.
 	per := int64(o.Format.RecordSize())
 	if o.Format.KLV {
-		per = int64(o.Format.KeySize+klvHeader) + int64(o.MinValue+o.MaxValue)/2
+		per = int64(o.Format.KeySize+record.KLVHeader) + int64(o.MinValue+o.MaxValue)/2
 	}
 	window := max(1, streamWindow/(genChunk*per)) * genChunk * int64(o.Threads)
 	res := GenResult{Records: o.Count}
@@ -114,20 +116,20 @@ func ValidateReader(ctx context.Context, r io.Reader, o ValidateOptions) (*Summa
 
 // wholeRecords returns how many leading bytes of b are whole records of f
 // and, for KLV, the size of the record after them (when b ends inside it).
-func wholeRecords(b []byte, f Format) (whole, need int, err error) {
+func wholeRecords(b []byte, f record.Format) (whole, need int, err error) {
 	if !f.KLV {
 		rs := f.RecordSize()
 		return len(b) / rs * rs, rs, nil
 	}
-	hdr := f.KeySize + klvHeader
+	hdr := f.KeySize + record.KLVHeader
 	off := 0
 	for {
 		if len(b)-off < hdr {
 			return off, hdr, nil
 		}
 		vlen := binary.LittleEndian.Uint32(b[off+f.KeySize:])
-		if vlen > MaxKLVValue {
-			_, _, err := DecodeKLV(b, int64(off), f.KeySize)
+		if vlen > record.MaxKLVValue {
+			_, _, err := record.DecodeKLV(b, int64(off), f.KeySize)
 			return 0, 0, err
 		}
 		size := hdr + int(vlen)

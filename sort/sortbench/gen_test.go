@@ -1,4 +1,4 @@
-package sort
+package sortbench
 
 import (
 	"encoding/hex"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/braid-pm/braid/sort/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -171,8 +172,8 @@ func TestGenParallelEqualsSerial(t *testing.T) {
 	for _, o := range []GenOptions{
 		{Count: 100000},
 		{Count: 70001, ASCII: true, Skew: true, Start: U128(123456789)},
-		{Count: 50000, Format: Format{KeySize: 8, ValueSize: 24}},
-		{Count: 40000, Format: Format{KeySize: 10, KLV: true}, MinValue: 0, MaxValue: 300},
+		{Count: 50000, Format: record.Format{KeySize: 8, ValueSize: 24}},
+		{Count: 40000, Format: record.Format{KeySize: 10, KLV: true}, MinValue: 0, MaxValue: 300},
 	} {
 		o1, o2 := o, o
 		o1.Threads, o2.Threads = 1, 4
@@ -193,17 +194,17 @@ func TestGenStartEqualsSlice(t *testing.T) {
 
 func TestGenOtherFormats(t *testing.T) {
 	g := gen(t, GenOptions{Count: 100})
-	f := gen(t, GenOptions{Count: 100, Format: Format{KeySize: 10, ValueSize: 90}})
+	f := gen(t, GenOptions{Count: 100, Format: record.Format{KeySize: 10, ValueSize: 90}})
 	require.Equal(t, g, f)
 	// A shorter fixed format is a prefix of the same stream.
-	s := gen(t, GenOptions{Count: 100, Format: Format{KeySize: 8, ValueSize: 30}})
+	s := gen(t, GenOptions{Count: 100, Format: record.Format{KeySize: 8, ValueSize: 30}})
 	for i := 0; i < 100; i++ {
 		require.Equal(t, g[i*100:i*100+38], s[i*38:(i+1)*38])
 	}
 	// KLV: keys equal gensort keys; the file decodes exactly.
-	k := gen(t, GenOptions{Count: 100, Format: Format{KeySize: 10, KLV: true}, MinValue: 5, MaxValue: 500})
+	k := gen(t, GenOptions{Count: 100, Format: record.Format{KeySize: 10, KLV: true}, MinValue: 5, MaxValue: 500})
 	i := 0
-	require.NoError(t, ScanKLV(k, 10, func(r KLVRecord) error {
+	require.NoError(t, record.ScanKLV(k, 10, func(r record.KLVRecord) error {
 		require.Equal(t, g[i*100:i*100+10], k[r.Off:r.Off+10])
 		require.GreaterOrEqual(t, r.ValueLen, uint32(5))
 		require.LessOrEqual(t, r.ValueLen, uint32(500))
@@ -211,6 +212,6 @@ func TestGenOtherFormats(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, 100, i)
-	_, _, err := GenerateBytes(GenOptions{Count: 1, ASCII: true, Format: Format{KeySize: 8, ValueSize: 8}})
+	_, _, err := GenerateBytes(GenOptions{Count: 1, ASCII: true, Format: record.Format{KeySize: 8, ValueSize: 8}})
 	require.ErrorIs(t, err, ErrInvalid)
 }

@@ -1,4 +1,4 @@
-package sort
+package sortbench
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/sort/internal/sortio"
+	"github.com/braid-pm/braid/sort/record"
 )
 
 // Summary is what valsort computes for a sequence of records; it is also
@@ -33,7 +34,7 @@ func (s *Summary) OK() bool { return s.Unordered.IsZero() }
 
 // ValidateOptions configures Validate.
 type ValidateOptions struct {
-	Format Format // zero value: Gensort
+	Format record.Format // zero value: Gensort
 	// CaseInsensitive compares keys ignoring ASCII case (valsort -i). Unlike
 	// valsort, which uses strcasecmp and so may look past the key, only the
 	// key bytes are compared.
@@ -42,11 +43,11 @@ type ValidateOptions struct {
 }
 
 func (o *ValidateOptions) normalize() error {
-	if o.Format == (Format{}) {
-		o.Format = Gensort
+	if o.Format == (record.Format{}) {
+		o.Format = record.Gensort
 	}
-	if o.Threads < 0 || o.Threads > MaxPool {
-		return sortio.OptionError("%d validator goroutines, want 0 (all CPUs) to %d", o.Threads, MaxPool)
+	if o.Threads < 0 || o.Threads > sortio.MaxPool {
+		return sortio.OptionError("%d validator goroutines, want 0 (all CPUs) to %d", o.Threads, sortio.MaxPool)
 	}
 	if o.Threads == 0 {
 		o.Threads = runtime.GOMAXPROCS(0)
@@ -151,7 +152,7 @@ func ValidateBytes(ctx context.Context, b []byte, o ValidateOptions) (*Summary, 
 func klvBounds(b []byte, keySize int, step int64) ([]int64, error) {
 	bounds := []int64{0}
 	next := step
-	err := ScanKLV(b, keySize, func(r KLVRecord) error {
+	err := record.ScanKLV(b, keySize, func(r record.KLVRecord) error {
 		if r.Off >= next {
 			bounds = append(bounds, r.Off)
 			next = r.Off + step
@@ -214,7 +215,7 @@ func summarize(b []byte, o *ValidateOptions) Summary {
 		}
 	} else {
 		// Bounds were checked by klvBounds.
-		_ = ScanKLV(b, k, func(r KLVRecord) error {
+		_ = record.ScanKLV(b, k, func(r record.KLVRecord) error {
 			visit(b[r.Off : r.Off+r.Size(k)])
 			return nil
 		})
