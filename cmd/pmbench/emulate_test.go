@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -27,7 +28,7 @@ func TestDeviceRun(t *testing.T) {
 		"-quick", "-force-pmem", "-file", filepath.Join(dir, "bench.pm"), "-size", "8M", "-duration", "5ms", "-threads", "2",
 		"-device", "optane-1dimm", "-profile", prof, "-plot", plots,
 	}, &out, &errOut)
-	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	text := out.String()
 	for _, want := range []string{"emulating device optane-1dimm", "emulated device optane-1dimm: measured bandwidth against the profile's",
 		"sequential read", "random read", "write (streaming, durable)", "largest distance from the profile"} {
@@ -67,7 +68,7 @@ func TestDeviceFlags(t *testing.T) {
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), append(tc.args, "-file", filepath.Join(dir, "bench.pm")), &out, &errOut)
-		require.Equal(t, exitUsage, code, "%v", tc.args)
+		require.Equal(t, cli.ExitUsage, code, "%v", tc.args)
 		require.Contains(t, errOut.String(), tc.want)
 	}
 	entries, err := os.ReadDir(dir)
@@ -87,7 +88,7 @@ func TestScalingRun(t *testing.T) {
 		"-mode", "scaling", "-force-pmem", "-file", filepath.Join(dir, "bench.pm"), "-size", "8M", "-duration", "5ms",
 		"-device", "optane-1dimm", "-json",
 	}, &out, &errOut)
-	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	var rep struct {
 		Results []persist.Point `json:"results"`
 	}

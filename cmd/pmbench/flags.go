@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/klauspost/cpuid/v2"
 )
 
@@ -70,7 +71,7 @@ func parseFlags(args []string, help io.Writer) (config, error) {
 	fs := flag.NewFlagSet("pmbench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
 	fs.StringVar(&cfg.file, "file", cfg.file, "file to create, map and measure (removed at the end unless -keep)")
-	fs.Var((*byteSize)(&cfg.size), "size", "`bytes` to map: a whole number with an optional "+sizeUnits+" suffix (powers of 1024). "+
+	fs.Var((*byteSize)(&cfg.size), "size", "`bytes` to map: a number with an optional "+sizeUnits+" suffix (powers of 1024; 1.5G is whole bytes, 1.5 is not). "+
 		"Device and copy modes want at least 8x the last-level cache, and device mode 2x it per thread: without -size, the default grows to that")
 	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "time per measurement point")
 	fs.IntVar(&cfg.threads, "threads", cfg.threads, "largest thread count (goroutines locked to OS threads) to measure; device mode only, the others run one thread")
@@ -359,55 +360,11 @@ const exitStatuses = `Exit status:
   With 1, 129, 130 and 141 the measured file is closed and, unless -keep,
   removed first; with 2 nothing was created or changed.`
 
-// byteSize is a flag.Value for sizes such as 4096, 64K, 256M, 1G or 1GiB.
-type byteSize int64
+// byteSize is a size flag (cli.Size: 4096, 64K, 256M, 1G, 1GiB, 1.5G).
+type byteSize = cli.Size
 
-func (s *byteSize) String() string { return byteString(int64(*s)) }
-
-func (s *byteSize) Set(v string) error {
-	n, err := parseByteSize(v)
-	if err != nil {
-		return err
-	}
-	*s = byteSize(n)
-	return nil
-}
-
-// sizeUnits are the suffixes of -size, for its help and its errors.
+// sizeUnits are the suffixes of -size, for its help.
 const sizeUnits = "K, M, G or T"
 
-// parseByteSize parses a byte count with an optional binary suffix (K, M,
-// G or T, optionally followed by "iB" or "B", in either case). Its errors
-// do not repeat v: the flag package quotes it.
-func parseByteSize(v string) (int64, error) {
-	s := strings.TrimSpace(v)
-	num := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
-	unit := strings.ToUpper(strings.TrimSpace(s[len(num):]))
-	shifts := map[string]int{"": 0, "B": 0, "K": 10, "KB": 10, "KIB": 10, "M": 20, "MB": 20, "MIB": 20,
-		"G": 30, "GB": 30, "GIB": 30, "T": 40, "TB": 40, "TIB": 40}
-	shift, ok := shifts[unit]
-	if !ok {
-		return 0, fmt.Errorf("unknown unit %q: want a whole number with an optional %s suffix", strings.TrimSpace(s[len(num):]), sizeUnits)
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("want a whole number of bytes with an optional %s suffix", sizeUnits)
-	}
-	if n > (1<<62)>>shift {
-		return 0, errors.New("too large")
-	}
-	return n << shift, nil
-}
-
 // byteString prints n in the largest binary unit that divides it.
-func byteString(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func byteString(n int64) string { return cli.FormatSize(n) }

@@ -27,77 +27,43 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"syscall"
-)
 
-// errHangup is the cause of the cancellation on SIGHUP.
-var errHangup = errors.New("hangup")
+	"github.com/braid-pm/braid/internal/cli"
+)
 
 func main() {
 	// SIGHUP (the terminal was closed) stops the run like Ctrl-C, so that
 	// the measured file is removed instead of left on tmpfs, where a next
-	// pmbench would refuse to start over it.
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		if <-sigs == syscall.SIGHUP {
-			cancel(errHangup)
-		} else {
-			cancel(context.Canceled)
-		}
-	}()
-	// A write to a closed pipe is then the error EPIPE that run handles
-	// (removing the file), not a SIGPIPE that kills the process before
-	// the deferred clean-up runs.
-	signal.Ignore(syscall.SIGPIPE)
+	// pmbench would refuse to start over it. SIGPIPE is ignored: a write
+	// to a closed pipe is then the error EPIPE that run handles (removing
+	// the file), not a signal that kills the process before the deferred
+	// clean-up runs.
+	ctx, stop := cli.SignalContext(false)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	signal.Stop(sigs)
+	stop()
 	os.Exit(code)
 }
 
-// Exit statuses.
-const (
-	exitOK          = 0
-	exitFail        = 1
-	exitUsage       = 2
-	exitHangup      = 128 + 1 // SIGHUP: the terminal went away
-	exitInterrupted = 130
-	exitBrokenPipe  = 128 + 13 // what a shell reports for a process SIGPIPE killed
-)
-
 // run is pmbench without the process: it parses args, runs the mode, writes
 // the report to stdout and diagnostics to stderr, and returns the exit
-// status.
+// status (cli's rule).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	r := cli.Report{Prog: "pmbench", Hint: "Run 'pmbench -h' for the flags."}
 	cfg, err := parseFlags(args, stdout) // -h is output: pmbench -h | less
 	switch {
 	case errors.Is(err, errHelp):
-		return exitOK
+		return cli.ExitOK
 	case err != nil:
-		fmt.Fprintf(stderr, "pmbench: %v\nRun 'pmbench -h' for the flags.\n", err)
-		return exitUsage
+		return r.Status(ctx, cli.UsageError{Msg: err.Error(), Err: err}, stderr)
 	}
-	if err := measure(ctx, cfg, stdout, stderr); err != nil {
-		if errors.Is(err, context.Canceled) {
-			if context.Cause(ctx) == errHangup {
-				fmt.Fprintln(stderr, "pmbench: hung up (SIGHUP)")
-				return exitHangup
-			}
-			fmt.Fprintln(stderr, "pmbench: interrupted")
-			return exitInterrupted
-		}
-		if errors.Is(err, errReport) && errors.Is(err, syscall.EPIPE) {
-			// Nobody reads the report any more (pmbench | head): quiet,
-			// like a process killed by SIGPIPE, but the file is gone.
-			return exitBrokenPipe
-		}
-		fmt.Fprintf(stderr, "pmbench: %v\n", err)
-		return exitFail
+	err = measure(ctx, cfg, stdout, stderr)
+	if errors.Is(err, errReport) && errors.Is(err, syscall.EPIPE) && !errors.Is(err, context.Canceled) {
+		// Nobody reads the report any more (pmbench | head): quiet,
+		// like a process killed by SIGPIPE, but the file is gone.
+		return cli.ExitBrokenPipe
 	}
-	return exitOK
+	return r.Status(ctx, err, stderr)
 }

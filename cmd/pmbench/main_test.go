@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
 )
@@ -83,9 +84,9 @@ func TestBadFlags(t *testing.T) {
 		want string // in the message
 	}{
 		{[]string{"-nosuch"}, "flag provided but not defined"},
-		{[]string{"-size", "12Q"}, `invalid value "12Q" for flag -size: unknown unit "Q": want a whole number with an optional K, M, G or T suffix`},
-		{[]string{"-size", "-5"}, "whole number"},
-		{[]string{"-size", "1.5G"}, "whole number"},
+		{[]string{"-size", "12Q"}, `invalid value "12Q" for flag -size: bad size: want a number of bytes with an optional K, M, G or T suffix`},
+		{[]string{"-size", "-5"}, "bad size"},
+		{[]string{"-size", "1.5"}, "not a whole number of bytes"},
 		{[]string{"-size", "1M"}, "at least 4 MiB"},
 		{[]string{"-size", "4194305"}, "multiple of 4 KiB"},
 		{[]string{"-size", "99999999T"}, "too large"},
@@ -115,7 +116,7 @@ func TestBadFlags(t *testing.T) {
 
 			var out, errOut bytes.Buffer
 			code := run(context.Background(), tc.args, &out, &errOut)
-			require.Equal(t, exitUsage, code)
+			require.Equal(t, cli.ExitUsage, code)
 			require.Empty(t, out.String())
 			// The error first, then where the flags are: no usage.
 			require.Equal(t, "pmbench: "+err.Error()+"\nRun 'pmbench -h' for the flags.\n", errOut.String())
@@ -179,26 +180,11 @@ func TestCacheRules(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
-	require.Equal(t, exitOK, run(context.Background(), []string{"-h"}, &out, &errOut))
+	require.Equal(t, cli.ExitOK, run(context.Background(), []string{"-h"}, &out, &errOut))
 	for _, want := range []string{"Usage: pmbench", "-profile", "-quick", "device", "copy", "BRAID_FORCE_PMEM", "K, M, G or T suffix"} {
 		require.Contains(t, out.String(), want)
 	}
 	require.Empty(t, errOut.String(), "help is output: pmbench -h | less")
-}
-
-func TestParseByteSize(t *testing.T) {
-	for in, want := range map[string]int64{
-		"0": 0, "4096": 4096, "64K": 64 << 10, "64k": 64 << 10, "64KiB": 64 << 10, "64KB": 64 << 10,
-		"256M": 256 << 20, "256mib": 256 << 20, "1G": 1 << 30, "1GiB": 1 << 30, "2T": 2 << 40, " 8M ": 8 << 20, "100B": 100,
-	} {
-		got, err := parseByteSize(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
-	}
-	for _, in := range []string{"", "K", "1I", "1KK", "1.0M", "-1", "1e9", "12 apples"} {
-		_, err := parseByteSize(in)
-		require.Error(t, err, in)
-	}
 }
 
 func TestThreadCounts(t *testing.T) {
@@ -349,7 +335,7 @@ func TestQuickRun(t *testing.T) {
 	code := run(context.Background(), []string{
 		"-quick", "-force-pmem", "-file", file, "-size", "8M", "-duration", "2ms", "-threads", "2", "-profile", prof,
 	}, &out, &errOut)
-	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	require.Empty(t, errOut.String(), "no progress line when stderr is not a terminal")
 	require.NoFileExists(t, file, "the file is removed without -keep")
 
@@ -404,7 +390,7 @@ func TestJSONAndKeep(t *testing.T) {
 	code := run(context.Background(), []string{
 		"-mode", "copy", "-json", "-keep", "-force-pmem", "-file", file, "-size", "8M", "-duration", "2ms", "-threads", "1",
 	}, &out, &errOut)
-	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	require.FileExists(t, file, "-keep keeps the file")
 
 	var rep jsonReport
@@ -435,14 +421,14 @@ func TestJSONAndKeep(t *testing.T) {
 	out.Reset()
 	errOut.Reset()
 	code = run(context.Background(), []string{"-mode", "copy", "-force-pmem", "-file", file, "-size", "8M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
-	require.Equal(t, exitUsage, code)
+	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, errOut.String(), "already exists")
 	require.FileExists(t, file)
 
 	// ... unless told to, and then removes it.
 	errOut.Reset()
 	code = run(context.Background(), []string{"-mode", "copy", "-overwrite", "-force-pmem", "-file", file, "-size", "8M", "-duration", "1ms", "-threads", "1"}, &out, &errOut)
-	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	require.NoFileExists(t, file)
 }
 
@@ -453,7 +439,7 @@ func TestMapErrors(t *testing.T) {
 	require.NoError(t, os.Symlink("/dev/null", link))
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-mode", "copy", "-overwrite", "-file", link, "-size", "8M", "-duration", "1ms"}, &out, &errOut)
-	require.Equal(t, exitUsage, code)
+	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, errOut.String(), "-file "+link+" is a symbolic link, not a regular file: pmbench replaces only regular files")
 	_, err := os.Lstat(link)
 	require.NoError(t, err)
@@ -482,14 +468,14 @@ func TestModeWithoutProfile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bench.pm")
 	args := []string{"-mode", "zz-points", "-force-pmem", "-file", file, "-size", "8M", "-threads", "2"}
 	var out, errOut bytes.Buffer
-	require.Equal(t, exitOK, run(context.Background(), args, &out, &errOut), errOut.String())
+	require.Equal(t, cli.ExitOK, run(context.Background(), args, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "pmbench -mode zz-points: 200ms per point, 1 thread\n")
 	require.Contains(t, out.String(), "zz table")
 	require.NotContains(t, out.String(), "device profile")
 	require.NotContains(t, out.String(), "GOMAXPROCS (", "one thread shares no CPU")
 
 	out.Reset()
-	require.Equal(t, exitOK, run(context.Background(), append(args, "-json"), &out, &errOut), errOut.String())
+	require.Equal(t, cli.ExitOK, run(context.Background(), append(args, "-json"), &out, &errOut), errOut.String())
 	var rep map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
 	require.NotContains(t, rep, "profile")
@@ -509,7 +495,7 @@ func TestProfileLostAfterRun(t *testing.T) {
 	prof := filepath.Join(dir, "p.json")
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-mode", "zz-lost", "-force-pmem", "-file", filepath.Join(t.TempDir(), "b.pm"), "-size", "8M", "-profile", prof}, &out, &errOut)
-	require.Equal(t, exitFail, code)
+	require.Equal(t, cli.ExitFail, code)
 	require.Contains(t, errOut.String(), "write profile")
 	require.Contains(t, out.String(), "device profile")
 	require.Contains(t, out.String(), "   persist  200 ns\n")
@@ -525,7 +511,7 @@ func TestMsyncRegion(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "p.json")
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-mode", "copy", "-file", file, "-size", "8M", "-duration", "2ms", "-threads", "2", "-profile", prof}, &out, &errOut)
-	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	require.Contains(t, out.String(), "msync(2)")
 	require.NotContains(t, out.String(), "copy crossover:")
 	require.Contains(t, out.String(), "pmbench -mode copy: 2ms per point, 1 thread\n", "copy runs one thread whatever -threads says")
@@ -547,7 +533,7 @@ func TestInterrupted(t *testing.T) {
 		cancel()
 	}()
 	code := run(ctx, []string{"-force-pmem", "-file", file, "-size", "8M", "-duration", "1m", "-threads", "1"}, &out, &errOut)
-	require.Equal(t, exitInterrupted, code)
+	require.Equal(t, cli.ExitInterrupted, code)
 	require.Contains(t, errOut.String(), "interrupted")
 	require.NoFileExists(t, file, "the file is removed when interrupted")
 }
@@ -571,7 +557,7 @@ func TestBrokenPipe(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "bench.pm")
 		var errOut bytes.Buffer
 		code := run(context.Background(), append(slices.Concat(copyArgs, args), "-file", file), closedPipe(t), &errOut)
-		require.Equal(t, exitBrokenPipe, code, "%v: stderr: %s", args, errOut.String())
+		require.Equal(t, cli.ExitBrokenPipe, code, "%v: stderr: %s", args, errOut.String())
 		require.Empty(t, errOut.String(), "%v", args)
 		require.NoFileExists(t, file, "%v: the file is removed", args)
 	}
@@ -579,7 +565,7 @@ func TestBrokenPipe(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bench.pm")
 	var errOut bytes.Buffer
 	code := run(context.Background(), append(slices.Clone(copyArgs), "-file", file), failWriter{}, &errOut)
-	require.Equal(t, exitFail, code)
+	require.Equal(t, cli.ExitFail, code)
 	require.Contains(t, errOut.String(), "pmbench: write the report: disk full\n")
 	require.NoFileExists(t, file)
 }
@@ -600,7 +586,7 @@ func TestBrokenPipeProcess(t *testing.T) {
 	err := cmd.Run()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "stderr: %s", errOut.String())
-	require.Equal(t, exitBrokenPipe, ee.ExitCode(), "%v; stderr: %s", ee.ProcessState, errOut.String())
+	require.Equal(t, cli.ExitBrokenPipe, ee.ExitCode(), "%v; stderr: %s", ee.ProcessState, errOut.String())
 	require.Empty(t, errOut.String())
 	require.NoFileExists(t, file, "the file is removed when the reader goes away")
 }
@@ -674,22 +660,22 @@ func TestExitStatuses(t *testing.T) {
 		code   int
 		msg    string // in stderr
 	}{
-		{what: "success", code: exitOK},
-		{what: "help", args: []string{"-h"}, code: exitOK, msg: "Exit status:\n  0    success"},
-		{what: "usage: unknown flag", args: []string{"-nosuch"}, code: exitUsage, msg: "flag provided but not defined: -nosuch"},
-		{what: "usage: bad flag value", args: []string{"-size", "12Q"}, code: exitUsage, msg: `invalid value "12Q" for flag -size`},
-		{what: "usage: bad mode", args: []string{"-mode", "nosuch"}, code: exitUsage, msg: `-mode "nosuch"`},
-		{what: "usage: argument", args: []string{"extra"}, code: exitUsage, msg: `unexpected argument "extra"`},
-		{what: "usage: -file a directory", args: []string{"-file", dir}, code: exitUsage, msg: "-file " + dir + " is a directory"},
-		{what: "usage: -file in no directory", args: []string{"-file", filepath.Join(dir, "no", "f.pm")}, code: exitUsage, msg: "does not exist"},
-		{what: "usage: -file where nothing can be created", args: []string{"-file", "/proc/pmbench.pm"}, code: exitUsage, msg: "-file /proc/pmbench.pm: cannot create files in /proc"},
-		{what: "usage: -file exists", args: []string{"-file", existing}, code: exitUsage, msg: "-file " + existing + " already exists"},
-		{what: "usage: -overwrite of a link", args: []string{"-overwrite", "-file", link}, code: exitUsage, msg: "is a symbolic link, not a regular file"},
-		{what: "usage: -profile in no directory", args: []string{"-mode", "copy", "-profile", filepath.Join(dir, "no", "p.json")}, code: exitUsage, msg: "-profile"},
-		{what: "failure: measurement", args: []string{"-mode", "zz-fail"}, code: exitFail, msg: "pmbench: the device went away\n"},
-		{what: "failure: report", stdout: failWriter{}, code: exitFail, msg: "pmbench: write the report: disk full\n"},
-		{what: "interrupted", args: []string{"-mode", "zz-ctx"}, ctx: canceled, code: exitInterrupted, msg: "pmbench: interrupted\n"},
-		{what: "broken pipe", stdout: closedPipe(t), code: exitBrokenPipe},
+		{what: "success", code: cli.ExitOK},
+		{what: "help", args: []string{"-h"}, code: cli.ExitOK, msg: "Exit status:\n  0    success"},
+		{what: "usage: unknown flag", args: []string{"-nosuch"}, code: cli.ExitUsage, msg: "flag provided but not defined: -nosuch"},
+		{what: "usage: bad flag value", args: []string{"-size", "12Q"}, code: cli.ExitUsage, msg: `invalid value "12Q" for flag -size`},
+		{what: "usage: bad mode", args: []string{"-mode", "nosuch"}, code: cli.ExitUsage, msg: `-mode "nosuch"`},
+		{what: "usage: argument", args: []string{"extra"}, code: cli.ExitUsage, msg: `unexpected argument "extra"`},
+		{what: "usage: -file a directory", args: []string{"-file", dir}, code: cli.ExitUsage, msg: "-file " + dir + " is a directory"},
+		{what: "usage: -file in no directory", args: []string{"-file", filepath.Join(dir, "no", "f.pm")}, code: cli.ExitUsage, msg: "does not exist"},
+		{what: "usage: -file where nothing can be created", args: []string{"-file", "/proc/pmbench.pm"}, code: cli.ExitUsage, msg: "-file /proc/pmbench.pm: cannot create files in /proc"},
+		{what: "usage: -file exists", args: []string{"-file", existing}, code: cli.ExitUsage, msg: "-file " + existing + " already exists"},
+		{what: "usage: -overwrite of a link", args: []string{"-overwrite", "-file", link}, code: cli.ExitUsage, msg: "is a symbolic link, not a regular file"},
+		{what: "usage: -profile in no directory", args: []string{"-mode", "copy", "-profile", filepath.Join(dir, "no", "p.json")}, code: cli.ExitUsage, msg: "-profile"},
+		{what: "failure: measurement", args: []string{"-mode", "zz-fail"}, code: cli.ExitFail, msg: "pmbench: the device went away\n"},
+		{what: "failure: report", stdout: failWriter{}, code: cli.ExitFail, msg: "pmbench: write the report: disk full\n"},
+		{what: "interrupted", args: []string{"-mode", "zz-ctx"}, ctx: canceled, code: cli.ExitInterrupted, msg: "pmbench: interrupted\n"},
+		{what: "broken pipe", stdout: closedPipe(t), code: cli.ExitBrokenPipe},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			args := slices.Concat(base, tc.args)
@@ -707,7 +693,7 @@ func TestExitStatuses(t *testing.T) {
 			code := run(ctx, args, stdout, &errOut)
 			require.Equal(t, tc.code, code, "stderr: %s", errOut.String())
 			said := errOut.String()
-			if tc.code == exitOK {
+			if tc.code == cli.ExitOK {
 				// Help is output (pmbench -h | less): on stdout.
 				if b, ok := stdout.(*bytes.Buffer); ok {
 					said = b.String()
@@ -718,7 +704,7 @@ func TestExitStatuses(t *testing.T) {
 				require.Empty(t, errOut.String())
 			}
 			require.Contains(t, said, tc.msg)
-			if tc.code == exitUsage {
+			if tc.code == cli.ExitUsage {
 				require.Equal(t, 2, strings.Count(errOut.String(), "\n"), "one line, then the pointer to -h: %q", errOut.String())
 				require.Contains(t, errOut.String(), "Run 'pmbench -h' for the flags.")
 			}
@@ -748,7 +734,7 @@ func TestStructureModes(t *testing.T) {
 			code := run(context.Background(), []string{
 				"-mode", mode.name, "-force-pmem", "-file", file, "-size", "64M", "-duration", "1ms",
 			}, &out, &errOut)
-			require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+			require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 			require.Contains(t, out.String(), mode.want)
 			require.NotContains(t, out.String(), "in use")
 		})
@@ -771,7 +757,7 @@ func TestCopyShortDuration(t *testing.T) {
 	code := run(context.Background(), []string{
 		"-mode", "zz-crossover", "-json", "-force-pmem", "-file", filepath.Join(t.TempDir(), "b.pm"), "-size", "8M", "-threads", "1",
 	}, &out, &errOut)
-	require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	var rep jsonReport
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
 	require.NotEmpty(t, rep.Results)

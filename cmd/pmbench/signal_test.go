@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/stretchr/testify/require"
 )
@@ -24,9 +25,9 @@ func TestSignalsProcess(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{syscall.SIGHUP, exitHangup, "pmbench: hung up (SIGHUP)\n"},
-		{syscall.SIGINT, exitInterrupted, "pmbench: interrupted\n"},
-		{syscall.SIGTERM, exitInterrupted, "pmbench: interrupted\n"},
+		{syscall.SIGHUP, cli.ExitHangup, "pmbench: hung up (SIGHUP)\n"},
+		{syscall.SIGINT, cli.ExitInterrupted, "pmbench: interrupted\n"},
+		{syscall.SIGTERM, cli.ExitInterrupted, "pmbench: interrupted\n"},
 	} {
 		file := filepath.Join(structtest.TempShm(t), "bench.pm")
 		cmd := exec.Command(os.Args[0], "-force-pmem", "-file", file, "-size", "8M", "-duration", "1m", "-threads", "1")
@@ -87,7 +88,7 @@ func TestFileShrinksProcess(t *testing.T) {
 	require.True(t, done, "pmbench did not end: %s", stderr.String())
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "%s", stderr.String())
-	require.Equal(t, exitFail, ee.ExitCode(), "%s", stderr.String())
+	require.Equal(t, cli.ExitFail, ee.ExitCode(), "%s", stderr.String())
 	require.Contains(t, stderr.String(), "persist: media error: fault at offset ")
 	require.Contains(t, stderr.String(), " of "+file)
 	require.NotContains(t, stderr.String(), "goroutine")

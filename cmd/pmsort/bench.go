@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/sort"
 	"github.com/braid-pm/braid/sort/sortbench"
 )
@@ -161,7 +162,7 @@ func parseBench(args []string, stdout io.Writer) (*benchConfig, error) {
 	sweep := fs.String("sweep-writers", "", "also time OnePass with each of these writer pool sizes, e.g. 1,2,3,4,6,8,16")
 	fs.StringVar(&c.plot, "plot", "", "draw the phases of the best runs to this SVG file (and a PNG beside it)")
 	c.sf.register(fs, true)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() != 0 {

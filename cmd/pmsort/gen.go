@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/sort"
 	"github.com/braid-pm/braid/sort/sortbench"
 )
@@ -64,7 +65,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := negativeCount(fs, args); err != nil {
 		return err
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	switch fs.NArg() {

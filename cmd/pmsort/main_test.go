@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
@@ -430,7 +431,7 @@ func TestInterrupted(t *testing.T) {
 	// SIGPIPE (the reader of the output went away) cancels with its
 	// cause: 141, quietly.
 	piped, cancelPiped := context.WithCancelCause(context.Background())
-	cancelPiped(errBrokenPipe)
+	cancelPiped(cli.ErrBrokenPipe)
 	for _, args := range [][]string{
 		{"sort", "-i", in, "-o", out},
 		{"sort", "-mode", "mergepass", "-mem", "1MiB", "-i", in, "-o", out},
@@ -537,16 +538,4 @@ func TestBenchGNU(t *testing.T) {
 	require.NotContains(t, stdout, "0/1")
 	left, _ := os.ReadDir(dir)
 	require.Empty(t, left)
-}
-
-func TestParseSize(t *testing.T) {
-	for s, want := range map[string]int64{"4096": 4096, "64K": 64 << 10, "64KiB": 64 << 10, "512MiB": 512 << 20, "2GiB": 2 << 30, "1.5G": 3 << 29, "2gb": 2 << 30} {
-		v, err := parseSize(s)
-		require.NoError(t, err, s)
-		require.Equal(t, want, v, s)
-	}
-	for _, s := range []string{"", "x", "-1", "1Q", "NaN", "9999999999T", "1e30"} {
-		_, err := parseSize(s)
-		require.Error(t, err, s)
-	}
 }

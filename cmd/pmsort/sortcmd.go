@@ -10,10 +10,10 @@ import (
 	"runtime/pprof"
 	"text/tabwriter"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/sort"
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 const sortUsage = `-i IN -o OUT [-mode auto|onepass|mergepass|ems] [-mem SIZE] [-tmp DIR] [-json] [-f]
@@ -118,12 +118,13 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("o", "", "output file (written under a temporary name, renamed when complete)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
-	progress := fs.String("progress", "auto", "progress bar: auto (on a terminal), on, off")
+	var progress cli.Progress
+	fs.Var(&progress, "progress", cli.ProgressUsage)
 	var sf sortFlags
 	sf.register(fs, false)
 	fs.BoolVar(&sf.force, "f", false, "replace an existing output file")
 	sf.formatFlags.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := pathFlags(fs, "i", "o", "tmp", "profile", "cpuprofile"); err != nil {
@@ -139,9 +140,6 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case fs.NArg() != 0:
 		return usagef("unexpected arguments: %v (the files are given with -i and -o)", fs.Args())
 	}
-	if *progress != "auto" && *progress != "on" && *progress != "off" {
-		return usagef("-progress %q: want auto, on or off", *progress)
-	}
 	o, err := sf.options()
 	if err != nil {
 		return err
@@ -152,9 +150,8 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := sortPaths(*in, *out, sf.tmp, sf.force); err != nil {
 		return err
 	}
-	showBar := *progress == "on" || (*progress == "auto" && isTerminal(stderr))
 	var bar *progressbar.ProgressBar
-	if showBar {
+	if progress.On(stderr) {
 		if st, err := os.Stat(*in); err == nil {
 			bar = progressbar.NewOptions64(st.Size(),
 				progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sorting"),
@@ -215,12 +212,6 @@ func sortPaths(in, out, tmp string, force bool) error {
 		return checkDirPath("-tmp ", tmp)
 	}
 	return nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func printReport(w io.Writer, r *sort.Report) {

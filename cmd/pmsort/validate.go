@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/sort/sortbench"
 )
 
@@ -46,7 +47,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !c.quiet {
 			fmt.Fprintf(stderr, "pmsort validate: %s\n", message(err))
 		}
-		return exitError{exitFail}
+		return cli.ExitError{Code: cli.ExitFail}
 	}
 	// -perm INPUT is read first: a failure to read it is reported before
 	// anything is said about FILE_NAME.
@@ -72,22 +73,22 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if !c.quiet {
 		s.Report(stderr)
 	}
-	code := exitOK
+	code := cli.ExitOK
 	if !s.OK() {
-		code = exitFail
+		code = cli.ExitFail
 	}
 	if in != nil {
 		if err := samePermutation(in, s); err != nil {
 			if !c.quiet {
 				fmt.Fprintf(stderr, "ERROR - not a permutation of %s: %v\n", c.perm, err)
 			}
-			code = exitFail
+			code = cli.ExitFail
 		} else if !c.quiet {
 			fmt.Fprintf(stderr, "Permutation of %s: same %s records and checksum\n", c.perm, in.Records)
 		}
 	}
-	if code != exitOK {
-		return exitError{code}
+	if code != cli.ExitOK {
+		return cli.ExitError{Code: code}
 	}
 	return nil
 }
@@ -123,7 +124,7 @@ func parseValidate(args []string, stdout io.Writer) (*validateConfig, error) {
 	fs.IntVar(&c.vo.Threads, "t", 0, "validator goroutines (0: all CPUs)")
 	var ff formatFlags
 	ff.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if err := pathFlags(fs, "o", "perm"); err != nil {
