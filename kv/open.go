@@ -108,6 +108,7 @@ func (s *Store) mapSegments(ids [][]byte) error {
 				}
 			}
 		}
+		existed := len(regions) // the segments after these are new files: zeros
 		if len(regions) < want && (ids[i] == nil || c.DeviceSize != 0) {
 			if regions, err = d.dm.grow(want, c.SegmentSize); err != nil {
 				return err
@@ -120,7 +121,7 @@ func (s *Store) mapSegments(ids [][]byte) error {
 			if int64(r.Size()) != c.SegmentSize {
 				return fmt.Errorf("%w: device %s segment %d is %d bytes, want %d", ErrBadFormat, d.dm.name(), j, r.Size(), c.SegmentSize)
 			}
-			g := &segment{dev: d, idx: j, r: r, mem: r.Bytes(), size: r.Size()}
+			g := &segment{dev: d, idx: j, r: r, mem: r.Bytes(), size: r.Size(), zeroed: j >= existed}
 			h, err := decodeSegHeader(g.mem)
 			if err != nil {
 				return fmt.Errorf("kv: device %s segment %d: %w", d.dm.name(), j, err)

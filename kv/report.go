@@ -21,7 +21,7 @@ type Stats struct {
 	TokenHits, TokenMisses       uint64 // GetWithToken: fast path taken / fell back
 	Fences                       uint64 // fences the workers issued
 	AppendedBytes                uint64 // log bytes appended (data + metadata)
-	MediaBytes                   uint64 // bytes streamed to media (appends, re-emitted partial units, headers)
+	MediaBytes                   uint64 // bytes streamed to media (appends, re-emitted partial units, headers, the zeroing of reused metadata segments)
 	MergePending                 int    // index updates waiting in merge logs
 	GCPasses, GCMoved            uint64 // cleaning passes, entries moved
 	SegmentsFreed                uint64
