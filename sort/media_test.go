@@ -74,6 +74,63 @@ func TestSortPoisonedRunFile(t *testing.T) {
 		out := filepath.Join(dir, "out-"+string(mode))
 		_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 1 << 20, WriteBuffer: 16 << 10, TempDir: tmp})
 		require.ErrorIs(t, err, persist.ErrMedia, "mode %s", mode)
+		requireRunFault(t, err, tmp, 4096)
+		_, serr := os.Stat(out)
+		require.ErrorIs(t, serr, os.ErrNotExist, "mode %s: no output", mode)
+		requireClean(t, dir, tmp)
+		t.Logf("%s: %v", mode, err)
+	}
+}
+
+// requireRunFault checks that err names a run file in tmp and the poisoned
+// page at off: the *persist.MediaError's path and range, and the offset in
+// the text.
+func requireRunFault(t *testing.T, err error, tmp string, off int64) {
+	t.Helper()
+	var me *persist.MediaError
+	require.ErrorAs(t, err, &me)
+	require.Equal(t, tmp, filepath.Dir(me.Path), "the error names a run file: %v", err)
+	require.True(t, strings.HasPrefix(filepath.Base(me.Path), "pmsort-run-"), "the error names a run file: %v", err)
+	lo, hi := me.Range()
+	require.LessOrEqual(t, lo, off, "%v", err)
+	require.Greater(t, hi, off, "%v", err)
+	require.Contains(t, err.Error(), me.Path)
+	require.Regexp(t, `offset \d+ of `, err.Error())
+}
+
+// A run file whose last page goes bad after the runs are written, while
+// the merge reads them (poisoned at the first progress report, which the
+// merge makes when it writes its first output buffer): the merge's read
+// faults, and the error names the run file and the page.
+func TestSortRunFilePoisonedWhileMerging(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000})
+	var runs []*persist.Region
+	restore := persist.InjectFaults(&persist.Faults{Mapped: func(r *persist.Region) {
+		if filepath.Dir(r.Info().Path) == tmp {
+			runs = append(runs, r)
+		}
+	}})
+	defer restore()
+	for _, mode := range []Mode{MergePass, EMS} {
+		runs = nil
+		var tail int64
+		poisoned := false
+		o := &Options{Mode: mode, MemBudget: 1 << 20, WriteBuffer: 16 << 10, TempDir: tmp,
+			Progress: func(done, total int64) {
+				if poisoned || len(runs) == 0 {
+					return
+				}
+				poisoned = true
+				r := runs[0] // its last page: the merge reads it last
+				tail = int64((r.Size() - 1) &^ 4095)
+				require.NoError(t, r.Poison(int(tail), 1))
+			}}
+		out := filepath.Join(dir, "out-"+string(mode))
+		_, err := Sort(context.Background(), in, out, o)
+		require.True(t, poisoned, "mode %s: the merge reported no progress", mode)
+		require.ErrorIs(t, err, persist.ErrMedia, "mode %s: %v", mode, err)
+		requireRunFault(t, err, tmp, tail)
 		_, serr := os.Stat(out)
 		require.ErrorIs(t, serr, os.ErrNotExist, "mode %s: no output", mode)
 		requireClean(t, dir, tmp)
