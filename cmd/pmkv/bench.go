@@ -12,9 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/internal/ycsb"
 	"github.com/braid-pm/braid/kv"
 )
@@ -37,19 +35,20 @@ correct / wrong / missing); any read not correct is exit status 1.
 load and prints throughput and p99 against clients; -plot draws that.`
 
 type benchFlags struct {
-	sf              storeFlags
-	workloads       string
-	records, ops    int64
-	duration        time.Duration
-	value           byteSize
-	clients         int
-	distribution    string
-	keyOrder        string
-	zeroPadding     int
-	verify, asJSON  bool
-	progress, sweep string
-	plot            string
-	seed            uint64
+	sf             storeFlags
+	workloads      string
+	records, ops   int64
+	duration       time.Duration
+	value          byteSize
+	clients        int
+	distribution   string
+	keyOrder       string
+	zeroPadding    int
+	verify, asJSON bool
+	progress       cli.Progress
+	sweep          string
+	plot           string
+	seed           uint64
 }
 
 func (b *benchFlags) register(fs *flag.FlagSet) {
@@ -66,7 +65,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.zeroPadding, "zeropadding", 1, "pad key numbers with zeros to this many digits")
 	fs.BoolVar(&b.verify, "verify", false, "verify every value read (correct / wrong / missing)")
 	fs.BoolVar(&b.asJSON, "json", false, "print JSON")
-	fs.StringVar(&b.progress, "progress", "auto", "progress bar on standard error: auto (on a terminal), on, off")
+	fs.Var(&b.progress, "progress", cli.ProgressUsage)
 	fs.StringVar(&b.sweep, "sweep", "", "clients=1,2,4,...: run the workloads at each client count")
 	fs.StringVar(&b.plot, "plot", "", "with -sweep: draw throughput and p99 against clients to FILE.svg")
 	fs.Uint64Var(&b.seed, "seed", 1, "seed of the clients' random streams")
@@ -115,8 +114,6 @@ func (b *benchFlags) check(fs *flag.FlagSet) (*plan, error) {
 		return nil, usagef("-duration %v is negative", b.duration)
 	case b.ops == 0 && b.duration == 0 && len(p.workloads) > 0:
 		return nil, usagef("-ops 0 needs a -duration")
-	case b.progress != "auto" && b.progress != "on" && b.progress != "off":
-		return nil, usagef("-progress %q: want auto, on or off", b.progress)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -129,7 +126,7 @@ func (b *benchFlags) check(fs *flag.FlagSet) (*plan, error) {
 	p.cfg = ycsb.Config{Records: b.records, ValueSize: int(b.value), Clients: b.clients, Verify: b.verify, Seed: b.seed,
 		Keys: ycsb.KeyFormat{Ordered: b.keyOrder == "ordered", ZeroPadding: b.zeroPadding}}
 	if err := p.cfg.Validate(); err != nil {
-		return nil, usageError{strings.TrimPrefix(err.Error(), "ycsb: ")}
+		return nil, cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ycsb: "), Err: err}
 	}
 	if int(b.value) > b.sf.maxValue {
 		return nil, usagef("-value %d is over the store's limit of %d (-maxvalue)", b.value, b.sf.maxValue)
@@ -233,11 +230,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 	}()
 	info := kvInfo(o, s, b.sf.emulated)
-	bar := newBar(b.progress, stderr)
-	p.cfg.Progress = bar.progress
+	bar := b.progress.NewBar(stderr)
+	p.cfg.Progress = bar.Set
 	bench, err := ycsb.New(storeDB{s}, p.cfg)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error(), Err: err}
 	}
 	rep := &benchReport{Info: info, Config: p.cfg}
 	var table *ycsb.Table
@@ -255,9 +252,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			table.Flush()
 		}
 	}()
-	bar.start("load", p.cfg.Records)
+	bar.Start("load", p.cfg.Records)
 	res, err := bench.Load(ctx)
-	bar.stop()
+	bar.Stop()
 	if res != nil {
 		add(res)
 	}
@@ -268,9 +265,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return runSweep(ctx, bench, p, &b, info, bar, rep, stdout)
 	}
 	for _, w := range p.workloads {
-		bar.start(w.Name, p.run.Operations)
+		bar.Start(w.Name, p.run.Operations)
 		res, err := bench.Run(ctx, w, p.run)
-		bar.stop()
+		bar.Stop()
 		if res != nil {
 			add(res)
 		}
@@ -358,39 +355,3 @@ func (d storeDB) Scan(from []byte, n int, fn func(k, v []byte) bool) error {
 	})
 }
 func (d storeDB) Close() error { return nil } // the command closes the store
-
-// bar is the progress bar on a terminal (nil methods do nothing).
-type bar struct {
-	w   io.Writer
-	on  bool
-	cur *progressbar.ProgressBar
-}
-
-func newBar(mode string, w io.Writer) *bar {
-	f, ok := w.(*os.File)
-	on := mode == "on" || (mode == "auto" && ok && term.IsTerminal(int(f.Fd())))
-	return &bar{w: w, on: on}
-}
-
-func (b *bar) start(what string, total int64) {
-	if !b.on {
-		return
-	}
-	b.cur = progressbar.NewOptions64(max(total, 1), progressbar.OptionSetWriter(b.w),
-		progressbar.OptionSetDescription(what), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-}
-
-func (b *bar) progress(done, total int64) {
-	if b.cur != nil {
-		b.cur.ChangeMax64(max(total, 1))
-		_ = b.cur.Set64(done)
-	}
-}
-
-func (b *bar) stop() {
-	if b.cur != nil {
-		_ = b.cur.Finish()
-		b.cur = nil
-	}
-}

@@ -288,15 +288,3 @@ func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return err
 		}}.run(ctx, args, stdout, stderr)
 }
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}

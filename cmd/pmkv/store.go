@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/kv"
 	"github.com/braid-pm/braid/persist"
 )
@@ -151,7 +151,7 @@ func (f *storeFlags) options(create bool) (*kv.Options, error) {
 		return nil, err
 	}
 	if err := o.Validate(); err != nil {
-		return nil, usageError{strings.TrimPrefix(err.Error(), "kv: ")}
+		return nil, cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "kv: "), Err: err}
 	}
 	if create {
 		for _, d := range append(devs, ckpt) {
@@ -261,27 +261,6 @@ var openStore = func(o *kv.Options) (store, error) {
 		return nil, err
 	}
 	return kvStore{s}, nil
-}
-
-// byteSize is a size flag: 4096, 64K, 64KiB, 512MiB, 2GiB (powers of 1024).
-type byteSize int64
-
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-func (b *byteSize) Set(s string) error {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
-	shift := 0
-	if i := strings.IndexAny(t, "KMGT"); i >= 0 && i == len(t)-1 {
-		shift = 10 * (1 + strings.IndexByte("KMGT", t[i]))
-		t = t[:i]
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 || (shift > 0 && v > (1<<63-1)>>shift) {
-		return fmt.Errorf("bad size %q (want e.g. 100, 1KiB, 64MiB, 2GiB)", s)
-	}
-	*b = byteSize(v << shift)
-	return nil
 }
 
 func createFile(path string) (*os.File, error) { return os.Create(path) }

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/internal/ycsb"
 )
 
@@ -27,17 +28,17 @@ type sweepPoint struct {
 // runSweep runs every workload at every client count of the sweep on the
 // loaded store (the paper's Fig. 1 and 4: throughput and p99 against
 // clients).
-func runSweep(ctx context.Context, bench *ycsb.Bench, p *plan, b *benchFlags, info ycsb.Info, bar *bar, rep *benchReport, stdout io.Writer) error {
+func runSweep(ctx context.Context, bench *ycsb.Bench, p *plan, b *benchFlags, info ycsb.Info, bar *cli.Bar, rep *benchReport, stdout io.Writer) error {
 	var points []sweepPoint
 	var err error
 	for _, w := range p.workloads {
 		for _, n := range p.sweep {
 			run := p.run
 			run.Clients = n
-			bar.start(fmt.Sprintf("%s, %d clients", w.Name, n), run.Operations)
+			bar.Start(fmt.Sprintf("%s, %d clients", w.Name, n), run.Operations)
 			var res *ycsb.Result
 			res, err = bench.Run(ctx, w, run)
-			bar.stop()
+			bar.Stop()
 			if res != nil {
 				rep.Results = append(rep.Results, res)
 				pt := sweepPoint{Workload: w.Name, Clients: n, OpsPerS: res.Throughput}
