@@ -225,6 +225,9 @@ func (s *Store) writeRetry(re *roomError, kind opKind, key, value []byte) (Token
 				return Token{}, err
 			}
 		}
+		if err := s.failure(); err != nil {
+			return Token{}, err
+		}
 		if err := s.enter(); err != nil {
 			return Token{}, err
 		}

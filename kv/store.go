@@ -45,6 +45,7 @@ type Store struct {
 	bg     sync.WaitGroup
 	stalls sync.WaitGroup // PutAsyncs waiting for room (room.go)
 	room   roomState
+	failed failure // a failed durability call (faults.go)
 	stop   chan struct{}
 	mkick  chan struct{}
 	ckick  chan struct{}
@@ -274,6 +275,9 @@ func (s *Store) PutAsync(key, value []byte, done func(Token, error)) error {
 	if err := s.checkKV(key, value); err != nil {
 		return err
 	}
+	if err := s.failure(); err != nil {
+		return err
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -300,6 +304,9 @@ func (s *Store) Apply(b *Batch) error {
 		if err := s.checkKV(b.ops[i].key, b.ops[i].value); err != nil {
 			return fmt.Errorf("batch operation %d: %w", i, err)
 		}
+	}
+	if err := s.failure(); err != nil {
+		return err
 	}
 	ops := b.ops
 	var rw roomWait

@@ -201,6 +201,11 @@ func (w *worker) commit(batch []*request) {
 		w.fences.Add(1)
 		w.batches.Add(1)
 	}
+	if err == nil {
+		err = w.s.failure() // another log's sync failed: acknowledge nothing
+	} else {
+		w.s.fail(err)
+	}
 	if err != nil {
 		for _, r := range batch {
 			if r.err == nil || asRoom(r.err) != nil { // not "no room": nothing of it is durable
@@ -417,6 +422,7 @@ func (w *worker) switchData(reserve int) error {
 		w.s.kickCleaner()
 		if w.d.g != nil {
 			if _, err := w.d.emit(); err != nil {
+				w.s.fail(err)
 				return err
 			}
 			w.toSeal = append(w.toSeal, w.d.g)
@@ -426,10 +432,12 @@ func (w *worker) switchData(reserve int) error {
 	}
 	if _, err := w.d.emit(); err != nil {
 		w.dev.give(g)
+		w.s.fail(err)
 		return err
 	}
 	if err := w.s.format(g, kindData, w.id); err != nil {
 		w.dev.give(g)
+		w.s.fail(err)
 		return err
 	}
 	if old := w.d.g; old != nil {
@@ -454,10 +462,12 @@ func (w *worker) switchMeta(reserve int) error {
 	}
 	if _, err := w.m.emit(); err != nil {
 		w.dev.give(g)
+		w.s.fail(err)
 		return err
 	}
 	if err := w.s.format(g, kindMeta, w.id); err != nil {
 		w.dev.give(g)
+		w.s.fail(err)
 		return err
 	}
 	if old := w.m.g; old != nil {

@@ -1,0 +1,32 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/braid-pm/braid/persist"
+)
+
+// Failed durability calls are final (persist's ErrSyncFailed: after a
+// failed msync the kernel may have dropped the pages, so a retry that
+// succeeds would acknowledge writes that are gone). The first one the
+// store meets fails it: no write is acknowledged after it — not even one
+// whose own segment still syncs — and every later write returns the
+// failure. Gets, Check, Checkpoint and Close go on.
+type failure struct{ err atomic.Pointer[error] }
+
+// fail records err if it is a failed durability call.
+func (s *Store) fail(err error) {
+	if err != nil && errors.Is(err, persist.ErrSyncFailed) {
+		s.failed.err.CompareAndSwap(nil, &err)
+	}
+}
+
+// failure is the store's failure, nil while it has none.
+func (s *Store) failure() error {
+	if p := s.failed.err.Load(); p != nil {
+		return fmt.Errorf("kv: a durability call failed, no write is acknowledged since: %w", *p)
+	}
+	return nil
+}
