@@ -360,10 +360,10 @@ func (s *Store) setupWorkers(chains []*chain) {
 				if ch.dev != d.idx || ch.owner != k || ch.meta == nil {
 					continue
 				}
-				w.m.reset(ch.meta, ch.metaEnd)
+				w.m.reset(ch.meta, fullIfPoisoned(ch.meta, ch.metaEnd))
 				cont[ch.meta] = true
 				if ch.data != nil && ch.data.owner == k {
-					w.d.reset(ch.data, ch.dataEnd)
+					w.d.reset(ch.data, fullIfPoisoned(ch.data, ch.dataEnd))
 					cont[ch.data] = true
 				}
 			}

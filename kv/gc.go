@@ -128,7 +128,7 @@ func (s *Store) victims(all bool, rep *GCReport) []*victim {
 	for _, d := range s.devs {
 		d.mu.Lock()
 		for _, g := range d.segs {
-			if g.kind != kindData || !g.sealed {
+			if g.kind != kindData || !g.sealed || g.poisoned.Load() {
 				continue
 			}
 			rep.Candidates++
@@ -257,7 +257,7 @@ func (s *Store) freeMeta() (int, error) {
 	n := 0
 	for _, d := range s.devs {
 		for _, g := range d.segs {
-			if g.sealedMeta() && s.metaFreeable(g) {
+			if g.sealedMeta() && !g.poisoned.Load() && s.metaFreeable(g) {
 				if err := s.free(g); err != nil {
 					return n, err
 				}

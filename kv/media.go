@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -225,3 +226,84 @@ func (d osDir) syncDir() error {
 }
 
 func (d osDir) remove(name string) error { return os.Remove(filepath.Join(string(d), name)) }
+
+// Poisoned media. A read of a segment goes through persist's guard, so a
+// poisoned range is an error wrapping persist.ErrMedia (naming the
+// device, segment and offset), never a process death: a get of a key
+// whose record lies there, the cleaner's move of it, and Check. The
+// segment is then marked poisoned: never cleaned, freed, reused or
+// continued. At Open, the ranges a region knows unreadable (Poison, a DAX
+// device's badblocks) are skipped by recovery: a metadata entry there, or
+// one whose value lies there, is not replayed and counted
+// (RecoveryReport.MediaLost); a segment whose header is unreadable has
+// lost its role (LostSegments) and its entries with it. Either way the
+// key's previous version, if one is still on media, is what recovery
+// finds: the entry that said which version is newest is gone, and so is
+// the key it named.
+
+// readCRC is the CRC-32C of b, a record of g, read under the guard.
+func (s *Store) readCRC(g *segment, b []byte) (crc uint32, err error) {
+	err = g.r.Guard(func() error {
+		crc = persist.CRC32C(b)
+		return nil
+	})
+	if err != nil {
+		g.poisoned.Store(true)
+	}
+	return crc, err
+}
+
+// overlaps reports whether [off, off+n) meets one of bad.
+func overlaps(bad []persist.Range, off, n int) bool {
+	for _, r := range bad {
+		if r.Overlaps(int64(off), int64(off+n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// lostSegment: segment idx of device dev lost its header to poison.
+func (s *Store) lostSegment(dev, idx int) bool {
+	d := s.devs[dev]
+	return idx >= 0 && idx < len(d.segs) && d.segs[idx].poisoned.Load() && overlaps(d.segs[idx].bad, 0, pmheader.Size)
+}
+
+// fullIfPoisoned is where a worker continues log g that ends at end: a
+// poisoned segment is taken as full, so that the first append switches
+// to a new one (and the checkpoints keep the log's place).
+func fullIfPoisoned(g *segment, end int) int {
+	if g.poisoned.Load() {
+		return g.size
+	}
+	return end
+}
+
+// resync finds the data segment of entry e, the first after an unreadable
+// metadata range that may have held a marker: data when e's record checks
+// there, else the data segment of the same worker, newer than data, where
+// it does; data when none does (the entry then fails as it would).
+func (s *Store) resync(ch *chain, data *segment, e *entry) *segment {
+	holds := func(g *segment) bool {
+		n := e.klen + int(e.vlen)
+		if g == nil || g.poisoned.Load() || int(e.off) < bodyOff || int(e.off)+n > g.size {
+			return false
+		}
+		crc, err := s.readCRC(g, g.mem[e.off:int(e.off)+n])
+		return err == nil && crc == e.crc
+	}
+	if holds(data) {
+		return data
+	}
+	var best *segment
+	for _, g := range s.devs[ch.dev].segs {
+		if g.kind == kindData && g.owner == ch.owner && (data == nil || g.epoch.Load() > data.epoch.Load()) &&
+			(best == nil || g.epoch.Load() < best.epoch.Load()) && holds(g) {
+			best = g
+		}
+	}
+	if best == nil {
+		return data
+	}
+	return best
+}

@@ -122,6 +122,17 @@ func (s *Store) mapSegments(ids [][]byte) error {
 				return fmt.Errorf("%w: device %s segment %d is %d bytes, want %d", ErrBadFormat, d.dm.name(), j, r.Size(), c.SegmentSize)
 			}
 			g := &segment{dev: d, idx: j, r: r, mem: r.Bytes(), size: r.Size(), zeroed: j >= existed}
+			if g.bad = r.Poisoned(); len(g.bad) > 0 {
+				g.poisoned.Store(true)
+				s.rep.PoisonedSegments++
+				if overlaps(g.bad, 0, pmheader.Size) {
+					// Its header is unreadable: what it was is lost. It
+					// stays out of every role (kind free, not in the pool).
+					s.rep.LostSegments++
+					d.segs = append(d.segs, g)
+					continue
+				}
+			}
 			h, err := decodeSegHeader(g.mem)
 			if err != nil {
 				return fmt.Errorf("kv: device %s segment %d: %w", d.dm.name(), j, err)
@@ -134,7 +145,7 @@ func (s *Store) mapSegments(ids [][]byte) error {
 			if h.epoch > s.epoch.Load() {
 				s.epoch.Store(h.epoch)
 			}
-			if g.kind == kindFree {
+			if g.kind == kindFree && !g.poisoned.Load() {
 				d.free = append(d.free, j)
 			}
 			d.segs = append(d.segs, g)

@@ -43,6 +43,7 @@ type chain struct {
 	corrupt   int
 	stale     int
 	zeroed    bool // the tail repair wrote zeros (a fence is due)
+	media     int  // entries lost to poisoned media
 	err       error
 	meta      *segment // last metadata segment and its end
 	metaEnd   int
@@ -115,6 +116,7 @@ func (s *Store) recover() error {
 		r.TornEntries += ch.tornEnt
 		r.CorruptValues += ch.corrupt
 		r.Stale += ch.stale
+		r.MediaLost += ch.media
 		dr := &r.Devices[ch.dev]
 		dr.BytesScanned += ch.scanned
 		dr.Entries += ch.entries
@@ -184,6 +186,20 @@ func (s *Store) replay(ch *chain) {
 	first := bodyOff
 	if ch.hasStart {
 		i := slices.IndexFunc(segs, func(g *segment) bool { return g.idx == ch.start.metaSeg && g.epoch.Load() == ch.start.metaEpoch })
+		if i < 0 && s.lostSegment(ch.dev, ch.start.metaSeg) {
+			// The checkpoint's segment lost its header to poison: replay
+			// the chain's later segments (media.go).
+			i = slices.IndexFunc(segs, func(g *segment) bool { return g.epoch.Load() > ch.start.metaEpoch })
+			if i < 0 {
+				i = len(segs)
+			}
+			segs, first = segs[i:], bodyOff
+			ch.hasStart = false
+			for i, g := range segs {
+				data = s.replaySeg(ch, g, bodyOff, data, i == len(segs)-1)
+			}
+			return
+		}
 		if i < 0 {
 			ch.err = fmt.Errorf("%w: checkpoint position in metadata segment %d (epoch %d) of device %d, which holds no such segment", ErrCorrupt, ch.start.metaSeg, ch.start.metaEpoch, ch.dev)
 			return
@@ -224,9 +240,15 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 	seed := entrySeed(g.epoch.Load())
 	var metaMapped, dataMapped int // how far populate has mapped the segments
 	var mapped *segment
+	dataLost, gap := false, false
 	for ; off+entrySize <= g.size; off += entrySize {
 		if off >= metaMapped {
 			metaMapped = s.populate(g, off)
+		}
+		if len(g.bad) > 0 && overlaps(g.bad, off, entrySize) {
+			ch.media++ // unreadable: skipped, counted (media.go)
+			gap = true
+			continue
 		}
 		e, st := decodeEntrySeeded(g.mem[off:off+entrySize], seed)
 		if st == entryEnd {
@@ -242,14 +264,25 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		if e.marker() {
 			if nd := s.dataSeg(ch.dev, int(e.off), e.serial); nd != data || data == nil {
 				data, dataEnd = nd, bodyOff
+				dataLost = nd == nil && s.lostSegment(ch.dev, int(e.off))
 			}
 			if data != nil {
 				dataEnd = max(dataEnd, min(int(e.vlen), data.size))
 			}
 			continue
 		}
+		if gap { // a marker may have been lost with the gap (media.go)
+			gap = false
+			if nd := s.resync(ch, data, &e); nd != data {
+				data, dataEnd, dataLost = nd, bodyOff, false
+			}
+		}
 		ch.entries++
 		ch.maxSerial = max(ch.maxSerial, e.serial)
+		if data == nil && dataLost {
+			ch.media++ // its data segment's header is unreadable (media.go)
+			continue
+		}
 		if data == nil {
 			ch.stale++
 			continue
@@ -262,6 +295,10 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		dataEnd = max(dataEnd, int(e.off)+recSize(e.klen, int(e.vlen)))
 		if data != mapped || int(e.off)+n > dataMapped || int(e.off) < dataMapped-populateChunk {
 			mapped, dataMapped = data, s.populate(data, int(e.off))
+		}
+		if len(data.bad) > 0 && overlaps(data.bad, int(e.off), n) {
+			ch.media++
+			continue
 		}
 		rec := data.mem[e.off : int(e.off)+n]
 		data.r.ReadSeq(rec) // declared to an emulated device (Options.Emulate)
@@ -335,6 +372,9 @@ func (s *Store) repairTail(ch *chain, g *segment, end int) {
 		if o+entrySize > mapped {
 			mapped = s.populate(g, o+entrySize-1)
 		}
+		if len(g.bad) > 0 && overlaps(g.bad, o, entrySize) {
+			continue // unreadable (media.go)
+		}
 		b := g.mem[o : o+entrySize]
 		if allZero(b) {
 			continue
@@ -353,6 +393,10 @@ func (s *Store) repairTail(ch *chain, g *segment, end int) {
 	}
 	for u := end; u < stop; {
 		next := min((u+unit)&^(unit-1), stop)
+		if len(g.bad) > 0 && overlaps(g.bad, u, next-u) {
+			u = next // unreadable, and never appended to again (media.go)
+			continue
+		}
 		if !allZero(g.mem[u:next]) {
 			// NoDrain: recover fences once for every log.
 			if err := g.r.Set(g.mem[u:next], 0, persist.NoDrain|persist.NonTemporal); err != nil {

@@ -53,16 +53,23 @@ type RecoveryReport struct {
 	TornEntries     int    // entries dropped at torn tails
 	CorruptValues   int    // entries dropped: value failed its checksum
 	Stale           int    // entries of freed segments skipped
-	MaxSerial       uint64 // highest serial seen; the counter restarts above it
-	Devices         []DeviceRecovery
-	CheckpointTime  time.Duration // load the checkpoint
-	ReadTime        time.Duration // map and scan the segments' headers
-	ParseTime       time.Duration // parse and verify the metadata logs (parallel)
-	IndexTime       time.Duration // build the index
-	Total           time.Duration
-	GBs             float64 // (BytesScanned+ValueBytes) / Total
-	KeysPerSec      float64 // Keys / Total
-	GC              GCReport
+	// Poisoned media (media.go): segments with unreadable ranges (never
+	// reused), those whose header is unreadable (their role lost), and
+	// the metadata entries skipped because they or their value lie in an
+	// unreadable range (at most: the slots of a poisoned metadata range
+	// past its log's end count too).
+	PoisonedSegments, LostSegments int
+	MediaLost                      int
+	MaxSerial                      uint64 // highest serial seen; the counter restarts above it
+	Devices                        []DeviceRecovery
+	CheckpointTime                 time.Duration // load the checkpoint
+	ReadTime                       time.Duration // map and scan the segments' headers
+	ParseTime                      time.Duration // parse and verify the metadata logs (parallel)
+	IndexTime                      time.Duration // build the index
+	Total                          time.Duration
+	GBs                            float64 // (BytesScanned+ValueBytes) / Total
+	KeysPerSec                     float64 // Keys / Total
+	GC                             GCReport
 }
 
 // DeviceRecovery is the part of a recovery on one device.

@@ -31,6 +31,13 @@ type segment struct {
 	maxSerial atomic.Uint64 // newest entry (GC's age)
 	readers   atomic.Int32  // gets in flight on it
 	retired   atomic.Bool   // GC moved its entries: no new reader may start
+
+	// Poisoned media (media.go's poison notes): bad is what the region
+	// knew unreadable at Open; poisoned is set then, or when a read of
+	// it faults. A poisoned segment is never reused, cleaned, freed or
+	// continued by a worker.
+	bad      []persist.Range
+	poisoned atomic.Bool
 }
 
 // pin registers a reader of the record at l: false when the segment was

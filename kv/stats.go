@@ -94,8 +94,8 @@ func (s *Store) Check() error {
 			if g.kind != kindMeta {
 				continue
 			}
-			if err := s.checkMeta(g); err != nil {
-				return err
+			if err := g.r.Guard(func() error { return s.checkMeta(g) }); err != nil {
+				return fmt.Errorf("kv: device %s metadata segment %d: %w", d.dm.name(), g.idx, err)
 			}
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"github.com/braid-pm/braid/persist"
 )
 
 // Token is the location of a value as a put left it: which worker's data
@@ -136,18 +134,29 @@ func (s *Store) prefault() {
 	for _, d := range s.devs {
 		for _, g := range d.segs {
 			d.mu.Lock()
-			skip := g.sealed
+			skip := g.sealed || g.poisoned.Load()
 			d.mu.Unlock()
 			if skip {
 				continue
 			}
-			for off := 0; off < g.size; off += 4096 {
-				select {
-				case <-s.stop:
-					return
-				default:
+			stopped := false
+			err := g.r.Guard(func() error { // a poisoned page: media.go
+				for off := 0; off < g.size; off += 4096 {
+					select {
+					case <-s.stop:
+						stopped = true
+						return nil
+					default:
+					}
+					_ = atomic.LoadUint32((*uint32)(unsafe.Pointer(&g.mem[off])))
 				}
-				_ = atomic.LoadUint32((*uint32)(unsafe.Pointer(&g.mem[off])))
+				return nil
+			})
+			if err != nil {
+				g.poisoned.Store(true)
+			}
+			if stopped {
+				return
 			}
 		}
 	}
@@ -522,7 +531,11 @@ func (s *Store) record(l loc) (key, value []byte, err error) {
 	}
 	b := g.mem[l.off : int(l.off)+n]
 	g.r.ReadRand(b) // declared to an emulated device (Options.Emulate)
-	if crc := persist.CRC32C(b); crc != l.crc && !s.broken.noValueCRC {
+	crc, err := s.readCRC(g, b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kv: device %s segment %d: the record at offset %d: %w", g.dev.dm.name(), l.seg, l.off, err)
+	}
+	if crc != l.crc && !s.broken.noValueCRC {
 		return nil, nil, fmt.Errorf("%w: device %d segment %d offset %d: record checksum %#08x, its metadata says %#08x", ErrCorrupt, l.dev, l.seg, l.off, crc, l.crc)
 	}
 	return b[:l.klen], b[l.klen:], nil
