@@ -271,7 +271,7 @@ func (s *Store) checkpointLocked() error {
 	b = encodeCheckpointEnd(b)
 	name := ckptName(c.seq)
 	if err := s.ckdir.write(name, b); err != nil {
-		return fmt.Errorf("kv: write checkpoint %s: %w", name, err)
+		return fullErr("write checkpoint "+name, err)
 	}
 	s.ckSeq = c.seq
 	s.ckpts = append(s.ckpts, ckptInfo{name: name, seq: c.seq, floor: c.floor, chains: c.chains})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/braid-pm/braid/persist"
 )
@@ -29,4 +30,13 @@ func (s *Store) failure() error {
 		return fmt.Errorf("kv: a durability call failed, no write is acknowledged since: %w", *p)
 	}
 	return nil
+}
+
+// fullErr is err of what (a file or mapping that could not be
+// allocated: ENOSPC, EDQUOT, persist.ErrFull, is an ErrFull too).
+func fullErr(what string, err error) error {
+	if errors.Is(err, persist.ErrFull) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %s: %w", ErrFull, what, err)
+	}
+	return fmt.Errorf("kv: %s: %w", what, err)
 }

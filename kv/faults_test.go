@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/braid-pm/braid/internal/structtest"
@@ -92,4 +95,83 @@ func TestSyncFailure(t *testing.T) {
 			require.NoError(t, s.Put([]byte("after"), []byte("reopen")))
 		})
 	}
+}
+
+// fullDir is a checkpoint directory on a full disk: every write fails
+// with ENOSPC, as os.File.Write reports it (its temp file removed).
+type fullDir struct{ fileDir }
+
+func (d fullDir) write(name string, _ []byte) error {
+	return &os.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}
+}
+
+// A checkpoint on a full disk is ErrFull; the store goes on serving and
+// taking writes, the previous checkpoint stands, and a reopen (the disk
+// with room again) has every acknowledged write.
+func TestFullCheckpointDir(t *testing.T) {
+	o := testOptions(t, 1)
+	s := mustOpen(t, o)
+	for i := range 100 {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "a%03d", i), []byte("1")))
+	}
+	require.NoError(t, s.Checkpoint())
+	names, err := s.ckdir.list()
+	require.NoError(t, err)
+	good := s.ckdir
+	s.ckdir = fullDir{good}
+	for i := range 100 {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "b%03d", i), []byte("2")))
+	}
+	err = s.Checkpoint()
+	require.ErrorIs(t, err, ErrFull)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.Equal(t, 1, strings.Count(err.Error(), "kv:"), "%v", err)
+	require.NoError(t, s.Put([]byte("c"), []byte("3")))
+	v, err := s.Get([]byte("b042"))
+	require.NoError(t, err)
+	require.Equal(t, "2", string(v))
+	after, err := good.list()
+	require.NoError(t, err)
+	require.Equal(t, names, after, "the checkpoints before the full disk stand")
+	require.ErrorIs(t, s.Close(), ErrFull) // its checkpoint fails too
+	s = mustOpen(t, o)
+	defer s.Close()
+	for i := range 100 {
+		for _, k := range []string{fmt.Sprintf("a%03d", i), fmt.Sprintf("b%03d", i)} {
+			_, err := s.Get([]byte(k))
+			require.NoError(t, err, k)
+		}
+	}
+	v, err = s.Get([]byte("c"))
+	require.NoError(t, err)
+	require.Equal(t, "3", string(v))
+}
+
+// A device that cannot hold more segments (fallocate ENOSPC, injected):
+// growing the store at Open is ErrFull naming the device and segment,
+// and the store opens at its size with every value.
+func TestFullDeviceGrow(t *testing.T) {
+	o := testOptions(t, 1)
+	s := mustOpen(t, o)
+	for i := range 100 {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "k%03d", i), []byte("v")))
+	}
+	require.NoError(t, s.Close())
+	restore := persist.InjectFaults(&persist.Faults{Alloc: func(string, int64, int64) error { return syscall.ENOSPC }})
+	t.Cleanup(restore)
+	bigger := *o
+	bigger.DeviceSize = 2 * o.DeviceSize
+	_, err := Open(&bigger)
+	restore()
+	require.ErrorIs(t, err, ErrFull)
+	require.ErrorIs(t, err, persist.ErrFull)
+	require.Contains(t, err.Error(), o.Devices[0])
+	require.Contains(t, err.Error(), segName(int(o.DeviceSize/o.SegmentSize)))
+	s = mustOpen(t, o)
+	defer s.Close()
+	for i := range 100 {
+		_, err := s.Get(fmt.Appendf(nil, "k%03d", i))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Put([]byte("more"), []byte("v")))
 }

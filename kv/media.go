@@ -122,7 +122,7 @@ func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
 func (d *fileDevice) mapSeg(i int, size int64, create bool, allocated bool) (*persist.Region, error) {
 	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create, Sparse: allocated, Device: d.emu})
 	if err != nil {
-		return nil, fmt.Errorf("kv: device %s: segment %d: %w", d.dir, i, err)
+		return nil, fullErr(fmt.Sprintf("device %s: segment %d", d.dir, i), err)
 	}
 	return r, nil
 }
