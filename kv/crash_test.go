@@ -101,6 +101,7 @@ type crashModel struct {
 	inflight *crashOp
 	fs       *memDir // the workload's disk
 	disk     *memDir // the disk of the machine a crash image is taken of
+	segSize  int64   // 0: crashSegSize (the poison tests' are larger)
 }
 
 func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) error {
@@ -112,6 +113,9 @@ func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) erro
 		m.fs.onWrite = func(name string) { w.Crash("wrote " + name) }
 		m.disk = m.fs
 		o := crashOptions(w.Region, m.fs, b)
+		if m.segSize != 0 {
+			o.SegmentSize = m.segSize
+		}
 		if b.ackBeforeFence {
 			o.ackGate = newAckGate()
 		}
