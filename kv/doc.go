@@ -61,5 +61,8 @@
 // ErrBadFormat for a segment or checkpoint of another kind or store;
 // ErrCorrupt from Check (corrupt bytes are never returned as a value: a
 // Get whose record fails its checksum is ErrCorrupt too); ErrBusy when
-// another process holds the store's lock files.
+// another process holds the store's lock files. A read of poisoned media
+// is an error wrapping persist.ErrMedia (never a process death); after a
+// failed sync (persist.ErrSyncFailed) no write is acknowledged again. The
+// README's "Bad input and faults" says what each costs.
 package kv
