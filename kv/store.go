@@ -273,10 +273,12 @@ func (s *Store) Delete(key []byte) error {
 	return err
 }
 
-// PutAsync queues a put and returns; done is called once, from a worker,
-// when the put is durable (with its token) or failed. done must be quick
-// and must not call the store. key and value are copied. A full queue
-// blocks PutAsync (admission control).
+// PutAsync queues a put and returns; done is called once, from a worker
+// (or, for a put that found no free segment and waited for the cleaner,
+// from the goroutine that waited; room.go), when the put is durable (with
+// its token) or failed. done must be quick and must not call the store.
+// key and value are copied. A full queue blocks PutAsync (admission
+// control); Close waits for the puts waiting for room (they get ErrClosed).
 func (s *Store) PutAsync(key, value []byte, done func(Token, error)) error {
 	if done == nil {
 		return fmt.Errorf("%w: nil done callback", ErrInvalid)
