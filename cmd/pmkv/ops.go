@@ -253,6 +253,9 @@ func printRecovery(w io.Writer, r kv.RecoveryReport) error {
 		fmt.Fprintf(tw, "  %s\t%d entries, %s, %d torn tails\n", d.Dir, d.Entries, human(d.BytesScanned), d.Torn)
 	}
 	fmt.Fprintf(tw, "dropped\t%d torn tails (%d entries), %d corrupt values, %d stale entries\n", r.Torn, r.TornEntries, r.CorruptValues, r.Stale)
+	if r.PoisonedSegments > 0 {
+		fmt.Fprintf(tw, "poisoned\t%d segments with unreadable media (%d with their header), %d entries lost to it\n", r.PoisonedSegments, r.LostSegments, r.MediaLost)
+	}
 	fmt.Fprintf(tw, "keys\t%d (highest serial %d)\n", r.Keys, r.MaxSerial)
 	fmt.Fprintf(tw, "time\tcheckpoint %v, read %v, parse %v, index %v; total %v (%.2f GB/s, %.0f keys/s)\n",
 		r.CheckpointTime, r.ReadTime, r.ParseTime, r.IndexTime, r.Total, r.GBs, r.KeysPerSec)
