@@ -1,6 +1,10 @@
 package pagelog
 
-import "github.com/braid-pm/braid/persist"
+import (
+	"fmt"
+
+	"github.com/braid-pm/braid/persist"
+)
 
 // writeChecksum writes page pid in place, guarded by a CRC32C, after a
 // backup copy of the new version has been made durable in lane li's backup
@@ -19,6 +23,13 @@ import "github.com/braid-pm/braid/persist"
 // on p's lane, after this one has finished, so the backup of a torn page
 // is always there and always the newest version of that page.
 func (s *Store) writeChecksum(li int, pid uint64, page []byte, mask []uint64) error {
+	if s.lanes[li].spareBad {
+		return s.lostSpare(li)
+	}
+	if s.slotPoisoned(int(pid)) {
+		o := s.slotOff(int(pid))
+		return fmt.Errorf("%w: page %d (bytes %d to %d) is on poisoned media, and the Checksum layout keeps pages in place: it cannot be written: %w", ErrCorrupt, pid, o, o+s.g.pageSize, persist.ErrMedia)
+	}
 	seq := s.pt[pid].ver + 1
 	crc := pageCRC(pid, seq, page)
 	b := s.g.pages + li
@@ -42,24 +53,34 @@ func (s *Store) writeChecksum(li int, pid uint64, page []byte, mask []uint64) er
 		}
 	}
 
+	// From here the new version is durable in the backup, and recovery
+	// restores it if the in-place write does not finish. When a sync fails
+	// (persist.ErrSyncFailed) the write goes on in memory all the same —
+	// the page and its header words, nothing made durable — so that Read
+	// sees the new version whole, as recovery would, not a page that
+	// fails its checksum; the write still returns the error.
 	home := s.payload(int(pid))
+	var err error
 	if mask == nil {
-		if err := s.r.Copy(home, page, persist.NoDrain); err != nil {
-			return err
+		if err = s.r.Copy(home, page, persist.NoDrain); err != nil {
+			copy(home, page)
 		}
 	} else {
 		for lo, hi := nextRun(mask, 0); lo >= 0; lo, hi = nextRun(mask, hi) {
-			if err := s.r.Copy(home[lo*lineSize:hi*lineSize], page[lo*lineSize:hi*lineSize], persist.NoDrain); err != nil {
-				return err
+			d, p := home[lo*lineSize:hi*lineSize], page[lo*lineSize:hi*lineSize]
+			if err != nil {
+				copy(d, p)
+			} else if err = s.r.Copy(d, p, persist.NoDrain); err != nil {
+				copy(d, p)
 			}
 		}
 	}
 	hh := s.hdr(int(pid))
 	persist.Store64(hh[8:], seq)
 	persist.Store64(hh[16:], uint64(crc))
-	if err := s.r.Persist(hh[8:24]); err != nil { // barrier 2
-		return err
+	if err == nil {
+		err = s.r.Persist(hh[8:24]) // barrier 2
 	}
 	s.pt[pid].ver = seq
-	return nil
+	return err
 }

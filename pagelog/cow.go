@@ -50,6 +50,11 @@ const (
 	// crash during Create over a store leaves zeroed superblocks over its
 	// bytes, which Open reports as a damaged store, not "no store".
 	brokenZeroSuper
+	// brokenReuseSpare keeps a slot on poisoned media as its lane's spare
+	// (media.go): the lane's next copy-on-write write stores a page
+	// where it cannot be read back (on real PMem, where stores to poison
+	// need not fault, an acknowledged page lost).
+	brokenReuseSpare
 )
 
 // writeCoW writes the new version of pid into its lane's spare slot and
@@ -63,6 +68,9 @@ const (
 // media first would make the slot's previous page id current with this
 // page's payload.
 func (s *Store) writeCoW(ln *lane, li int, pid uint64, page []byte) error {
+	if ln.spareBad {
+		return s.lostSpare(li)
+	}
 	if ln.logged > 0 {
 		if err := s.beforeCoW(ln, li); err != nil {
 			return err
@@ -129,6 +137,9 @@ func (s *Store) writeCoW(ln *lane, li int, pid uint64, page []byte) error {
 		}
 	}
 	ln.spare = cur
+	// A slot on poisoned media (the page just relocated from it) is never
+	// written again (media.go).
+	ln.spareBad = s.slotPoisoned(int(cur)) && s.broken != brokenReuseSpare
 	s.pt[pid].slot = uint32(sp)
 	s.pt[pid].ver = pvn
 	if invariants.Enabled && ln.spare == s.pt[pid].slot {

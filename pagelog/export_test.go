@@ -22,6 +22,7 @@ var brokenByName = map[string]broken{
 	"late-crc":                 brokenLateCRC,
 	"no-lane-affinity":         brokenNoLaneAffinity,
 	"zero-super":               brokenZeroSuper,
+	"reuse-poisoned-slot":      brokenReuseSpare,
 }
 
 func brokenNamed(name string) broken {
@@ -39,7 +40,7 @@ func SetBroken(s *Store, name string) { s.broken = brokenNamed(name) }
 // (and after: the store keeps it).
 func OpenBroken(r *persist.Region, o *Options, name string) (*Store, error) {
 	b := brokenNamed(name)
-	s, err := open(r, o, b)
+	s, err := guardOpen(r, "open", func() (*Store, error) { return open(r, o, b) })
 	if s != nil {
 		s.broken = b
 	}

@@ -16,7 +16,22 @@ import (
 // finish": run Create again) or the new store. A read-only region is
 // ErrReadOnly, a closed one an error wrapping persist.ErrClosed.
 func Create(r *persist.Region, opts *Options) (*Store, error) {
-	return create(r, opts, correct)
+	return guardOpen(r, "create", func() (*Store, error) { return create(r, opts, correct) })
+}
+
+// guardOpen runs Create's or Open's fn under the guard of r: a fault is
+// ErrCorrupt wrapping the media error (abandonOnError has released what
+// fn had claimed).
+func guardOpen(r *persist.Region, what string, fn func() (*Store, error)) (*Store, error) {
+	var s *Store
+	err := persist.Guard(func() (err error) {
+		s, err = fn()
+		return err
+	}, r)
+	if err != nil {
+		return nil, unreadable(err, "%s met unreadable media", what)
+	}
+	return s, nil
 }
 
 func create(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
@@ -184,7 +199,7 @@ func (s *Store) initTables() {
 // Writes to a store on a read-only region return ErrReadOnly. A closed
 // region is an error wrapping persist.ErrClosed.
 func Open(r *persist.Region, opts *Options) (*Store, error) {
-	return open(r, opts, correct)
+	return guardOpen(r, "open", func() (*Store, error) { return open(r, opts, correct) })
 }
 
 func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
@@ -206,7 +221,7 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 	if avail < 0 {
 		return nil, fmt.Errorf("%w: offset %d is beyond the %d-byte region", ErrBadFormat, o.Offset, r.Size())
 	}
-	sb, note, err := readSuper(r.Bytes()[o.Offset:], o.Offset)
+	sb, note, err := readSuper(r, r.Bytes()[o.Offset:], o.Offset)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +255,10 @@ func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
 		err = s.recoverCoW()
 	}
 	if err == nil && !o.SkipScan {
-		s.rec.Damaged, err = s.scan()
+		s.rec.Damaged, s.rec.Unreadable, err = s.scan()
+	}
+	if err == nil {
+		s.rec.Unreadable = mergePages(s.rec.Unreadable, s.unreadablePages())
 	}
 	if err == nil && !ro {
 		// The superblock's copies last: one that was damaged, or left
@@ -329,11 +347,20 @@ func (s *Store) unclaim() {
 }
 
 // abandonOnError closes the micro logs opened so far and releases the
-// store's claims when Create or Open fails.
+// store's claims when Create or Open fails, or faults (the fault goes on
+// to guardOpen).
 func (s *Store) abandonOnError(err *error) {
+	if p := recover(); p != nil {
+		s.abandon()
+		panic(p)
+	}
 	if *err == nil {
 		return
 	}
+	s.abandon()
+}
+
+func (s *Store) abandon() {
 	for i := range s.lanes {
 		if wl := s.lanes[i].log; wl != nil {
 			wl.Close()
@@ -445,6 +472,7 @@ func (s *Store) recoverCoW() error {
 	if err := s.assignSpares(stale, unused); err != nil {
 		return err
 	}
+	s.markSpares()
 	// Replay before a tie is settled: the entries name the version as the
 	// headers have it now.
 	if err := s.replayLogs(); err != nil {
@@ -555,16 +583,29 @@ func (s *Store) recoverChecksum() error {
 // layout; other stores have none) and returns the pages that fail it, in
 // order: one damaged page does not refuse the store (Read of it is
 // ErrCorrupt, a Write of it repairs it).
-func (s *Store) scan() ([]uint64, error) {
+//
+// A page it cannot read (poisoned media) is returned in lost, and
+// the scan goes on after it.
+func (s *Store) scan() (damaged, lost []uint64, err error) {
 	if s.g.layout != Checksum && !s.g.crc {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var damaged []uint64
-	for p := range s.g.pages {
-		sl := s.slotOf(uint64(p))
-		if err := s.verify(uint64(p), sl, s.payload(sl)); err != nil {
-			damaged = append(damaged, uint64(p))
+	p := 0
+	for p < s.g.pages {
+		// One guard for the run of pages up to the next fault.
+		err := s.guard(func() error {
+			for ; p < s.g.pages; p++ {
+				sl := s.slotOf(uint64(p))
+				if err := s.verify(uint64(p), sl, s.payload(sl)); err != nil {
+					damaged = append(damaged, uint64(p))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			lost = append(lost, uint64(p))
+			p++
 		}
 	}
-	return damaged, nil
+	return damaged, lost, nil
 }

@@ -59,9 +59,12 @@ type entry struct {
 type lane struct {
 	mu     sync.Mutex
 	closed bool
-	spare  uint32
-	word   [8]byte // source of a streamed header word
-	crcw   [8]byte // source of a streamed payload CRC word
+	// spareBad: the spare slot lies on poisoned media (media.go): the
+	// lane's copy-on-write writes are refused.
+	spareBad bool
+	spare    uint32
+	word     [8]byte // source of a streamed header word
+	crcw     [8]byte // source of a streamed payload CRC word
 
 	// The micro log (copy-on-write layouts; microlog.go).
 	log      *walog.Log
@@ -87,6 +90,11 @@ type Recovery struct {
 	// other pages read as usual. A page becomes damaged by media damage,
 	// or by a WriteLines that left a changed line unmarked.
 	Damaged []uint64
+	// Unreadable lists the pages whose current slot lies on poisoned
+	// media: known to the region (Store.Poisoned), or met by Open's scan.
+	// Read of one is an error wrapping persist.ErrMedia; a Write of it
+	// relocates it (copy-on-write layouts; media.go).
+	Unreadable []uint64
 	// Superblock says what Open found wrong with one of the superblock's
 	// two copies and rewrote from the other ("" when both were sound).
 	Superblock string
@@ -118,6 +126,13 @@ func (r Recovery) String() string {
 			list = list[:len(list)-1] + " ...]"
 		}
 		parts = append(parts, fmt.Sprintf("%d damaged pages %s (their Read is ErrCorrupt; a Write repairs one)", n, list))
+	}
+	if n := len(r.Unreadable); n > 0 {
+		list := fmt.Sprint(r.Unreadable[:min(n, 8)])
+		if n > 8 {
+			list = list[:len(list)-1] + " ...]"
+		}
+		parts = append(parts, fmt.Sprintf("%d pages on poisoned media %s (their Read is ErrMedia; a Write relocates one)", n, list))
 	}
 	if len(parts) == 0 {
 		return "recovery: nothing to repair"
@@ -186,6 +201,16 @@ func (s *Store) lock(pid uint64, buf []byte, write bool) (*lane, int, error) {
 	if write && s.ro {
 		return nil, 0, fmt.Errorf("%w: the region is mapped read-only", ErrReadOnly)
 	}
+	// A failed sync is final (persist.ErrSyncFailed): a write after it
+	// would still store into memory — into a spare slot whose header the
+	// failed write may have left naming another page — and the file,
+	// mapped again, could show that page with this one's payload. So
+	// nothing is written at all.
+	if write {
+		if err := s.r.Failed(); err != nil {
+			return nil, 0, err
+		}
+	}
 	// The region's memory is gone once it is closed: check before touching
 	// it (closing it during the operation is the caller's bug).
 	if err := s.r.Readable(); err != nil {
@@ -209,11 +234,12 @@ func (s *Store) Write(pid uint64, page []byte) error {
 	if err != nil {
 		return err
 	}
-	if s.g.layout == Checksum {
-		err = s.writeChecksum(li, pid, page, nil)
-	} else {
-		err = s.writeCoW(ln, li, pid, page)
-	}
+	err = s.guardWrite(ln, li, pid, func() error {
+		if s.g.layout == Checksum {
+			return s.writeChecksum(li, pid, page, nil)
+		}
+		return s.writeCoW(ln, li, pid, page)
+	})
 	ln.mu.Unlock()
 	return err
 }
@@ -248,15 +274,18 @@ func (s *Store) WriteLines(pid uint64, page []byte, dirty []uint64) error {
 			panic(msg)
 		}
 	}
-	switch {
-	case n == 0:
-	case s.g.layout == Checksum:
-		err = s.writeChecksum(li, pid, page, dirty)
-	case n > s.microMax:
-		err = s.writeCoW(ln, li, pid, page)
-	default:
-		err = s.writeMicro(ln, li, pid, page, dirty)
-	}
+	err = s.guardWrite(ln, li, pid, func() error {
+		switch {
+		case n == 0:
+			return nil
+		case s.g.layout == Checksum:
+			return s.writeChecksum(li, pid, page, dirty)
+		case n > s.microMax || s.slotPoisoned(s.slotOf(pid)):
+			// A poisoned page is relocated, not written in place.
+			return s.writeCoW(ln, li, pid, page)
+		}
+		return s.writeMicro(ln, li, pid, page, dirty)
+	})
 	ln.mu.Unlock()
 	return err
 }
@@ -290,16 +319,26 @@ func (s *Store) Read(pid uint64, buf []byte) error {
 		return err
 	}
 	sl := s.slotOf(pid)
-	copy(buf, s.payload(sl))
-	if !s.Verified() {
-		ln.mu.Unlock()
+	verified := s.Verified()
+	var seq, c uint64
+	err = s.guard(func() error {
+		copy(buf, s.payload(sl))
+		if verified {
+			// The header words are read under the lock, with the
+			// payload; the CRC is computed after, from buf.
+			h := s.hdr(sl)
+			seq, c = binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[s.g.crcOff:])
+		}
+		return nil
+	})
+	ln.mu.Unlock()
+	if err != nil {
+		clear(buf)
+		return unreadable(err, "page %d (slot %d) is unreadable", pid, sl)
+	}
+	if !verified {
 		return nil
 	}
-	// The header words are read under the lock, with the payload; the CRC
-	// is computed after, from buf.
-	h := s.hdr(sl)
-	seq, c := binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[s.g.crcOff:])
-	ln.mu.Unlock()
 	return s.verifyWord(pid, sl, seq, c, buf)
 }
 
@@ -373,6 +412,10 @@ func (s *Store) Check() error {
 	if err := s.r.Readable(); err != nil {
 		return regionErr(err, "the store cannot be used")
 	}
+	return unreadable(s.guard(s.check), "check met unreadable media")
+}
+
+func (s *Store) check() error {
 	for i := range s.lanes {
 		s.lanes[i].mu.Lock()
 		defer s.lanes[i].mu.Unlock()

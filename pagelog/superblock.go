@@ -111,6 +111,7 @@ type superCopy struct {
 	version uint32
 	err     error // superDamaged, superTooLarge: what is wrong
 	why     string
+	media   error // superDamaged: the copy is unreadable (media.go)
 }
 
 // decodeSuper checks and decodes one copy of the superblock (at least
@@ -201,9 +202,19 @@ func decodeSuper(b []byte, role byte) superCopy {
 // ErrBadFormat for another kind of structure, another format version, or
 // bytes that are no superblock in either copy; ErrCorrupt for a
 // superblock damaged in both copies, or zeroed over a store.
-func readSuper(mem []byte, off int) (s super, note string, err error) {
+//
+// Each copy is read under the guard of r: a poisoned one counts as
+// damaged, and both poisoned is ErrCorrupt wrapping the media error.
+func readSuper(r *persist.Region, mem []byte, off int) (s super, note string, err error) {
 	if len(mem) < superCopyOff+superUsed {
 		return s, "", fmt.Errorf("%w: %d bytes from offset %d: no room for a superblock and its copy", ErrBadFormat, len(mem), off)
+	}
+	decodeSuper := func(b []byte, role byte) superCopy {
+		var c superCopy
+		if err := persist.Guard(func() error { c = decodeSuper(b, role); return nil }, r); err != nil {
+			return superCopy{state: superDamaged, err: err, media: err, why: "is unreadable (" + err.Error() + ")"}
+		}
+		return c
 	}
 	p := decodeSuper(mem, 0)
 	switch p.state {
@@ -238,6 +249,9 @@ func readSuper(mem []byte, off int) (s super, note string, err error) {
 		return s, "", fmt.Errorf("%w (offset %d): the area is empty; Create a store", ErrNoStore, off)
 	case p.state == superOther && (c.state == superOther || c.state == superZero || c.state == superForeign):
 		return s, "", fmt.Errorf("%w: the superblock at offset %d %s", ErrBadFormat, off, p.why)
+	}
+	if p.media != nil && c.media != nil {
+		return s, "", unreadable(p.media, "the superblock at offset %d and its copy are both on poisoned media", off)
 	}
 	what := "; the area holds data"
 	if p.state == superZero && c.state == superZero {
@@ -287,15 +301,24 @@ func (s *Store) syncSuper() (bool, error) {
 	for role, at := range []int{0, superCopyOff} {
 		encodeSuper(want[:], sb, byte(role))
 		b := s.mem[at : at+superUsed]
+		if len(s.r.PoisonedIn(s.off+at, superUsed)) > 0 {
+			continue // a copy on poisoned media is neither read nor rewritten
+		}
 		if bytes.Equal(b, want[:]) {
 			continue
 		}
 		wrote = true
-		if err := s.r.Copy(b[8:], want[8:], 0); err != nil {
-			return wrote, err
+		err := s.guard(func() error {
+			if err := s.r.Copy(b[8:], want[8:], 0); err != nil {
+				return err
+			}
+			persist.Store64(b, magic)
+			return s.r.Persist(b[:8])
+		})
+		if isMedia(err) {
+			continue // a copy on poisoned media is not rewritten (media.go)
 		}
-		persist.Store64(b, magic)
-		if err := s.r.Persist(b[:8]); err != nil {
+		if err != nil {
 			return wrote, err
 		}
 	}

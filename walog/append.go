@@ -17,7 +17,11 @@ func (l *Log) Append(p []byte) (uint64, error) {
 		return 0, l.checkEntry(p)
 	}
 	l.mu.Lock()
-	seq, err := l.append1(p)
+	var seq uint64
+	err := l.guardWrite(func() (err error) {
+		seq, err = l.append1(p)
+		return err
+	})
 	l.mu.Unlock()
 	return seq, err
 }
@@ -98,7 +102,11 @@ func (l *Log) AppendBatch(entries [][]byte) (uint64, error) {
 		}
 	}
 	l.mu.Lock()
-	seq, err := l.appendBatch(entries, need)
+	var seq uint64
+	err := l.guardWrite(func() (err error) {
+		seq, err = l.appendBatch(entries, need)
+		return err
+	})
 	l.mu.Unlock()
 	return seq, err
 }

@@ -15,13 +15,18 @@ import (
 func (l *Log) Check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	err := guard(l.check, l.r)
+	return unreadable(err, "check of the %s log at offset %d met unreadable media", l.format, l.base)
+}
+
+func (l *Log) check() error {
 	if l.closed {
 		return ErrClosed
 	}
 	if err := l.regionOK(l.r.Readable()); err != nil {
 		return err
 	}
-	h, _, err := readHeader(l.r, l.base, l.end-l.base)
+	h, _, err := readHeaderGuarded(l.r, l.base, l.end-l.base)
 	if err != nil {
 		return &prefixed{prefix: "walog: check: ", err: err}
 	}

@@ -52,6 +52,14 @@ func NoScrub(o Options) *Options {
 	return &o
 }
 
+// PoisonBlind returns o with recovery reading and rewriting the poisoned
+// ranges of free space instead of skipping them: the broken variant the
+// poison tests must catch.
+func PoisonBlind(o Options) *Options {
+	o.variant = variantPoisonBlind
+	return &o
+}
+
 // NarrowBound returns o with Open bounding what an interrupted append may
 // have written by one entry, as if there were no batches: the broken
 // variant that takes torn batches for corruption.

@@ -58,13 +58,18 @@ func (it *Iter) Next() bool {
 		it.entry = nil
 		return false
 	}
-	e, err := l.decode(it.off, l.tail)
-	if err == nil && it.seq != 0 && e.seq <= it.seq {
-		err = fmt.Errorf("%w: %s entry at offset %d: sequence number %d after %d", ErrCorrupt, l.format, it.off, e.seq, it.seq)
-	}
-	if err == nil {
-		it.buf, err = l.data(it.off, e.n, it.buf)
-	}
+	var e ent
+	err := guard(func() (err error) {
+		e, err = l.decode(it.off, l.tail)
+		if err == nil && it.seq != 0 && e.seq <= it.seq {
+			err = fmt.Errorf("%w: %s entry at offset %d: sequence number %d after %d", ErrCorrupt, l.format, it.off, e.seq, it.seq)
+		}
+		if err == nil {
+			it.buf, err = l.data(it.off, e.n, it.buf)
+		}
+		return err
+	}, l.r)
+	err = unreadable(err, "%s entry at offset %d is unreadable", l.format, it.off)
 	if err != nil {
 		// Only a stray write into the region can do this.
 		if errors.Is(err, errEnd) {

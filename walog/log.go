@@ -62,8 +62,9 @@ type Log struct {
 	epoch   uint64 // changes on Reset and Truncate (iterators check it)
 	wraps   int
 	closed  bool
-	release func() // of the area's claim on the region
-	err     error  // a write failed: the log refuses further writes
+	release func()          // of the area's claim on the region
+	err     error           // a write failed: the log refuses further writes
+	faults  []persist.Range // faults recovery met that the region does not list (media.go)
 	rec     Recovery
 
 	// Cold: written by Create, Open, Close and Set.Reset only.
@@ -115,7 +116,15 @@ func Create(r *persist.Region, opts *Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return create(r, o, header{geometry: g})
+	var l *Log
+	err = guard(func() (err error) {
+		l, err = create(r, o, header{geometry: g})
+		return err
+	}, r)
+	if err != nil {
+		return nil, unreadable(err, "create of a log at offset %d", g.base)
+	}
+	return l, nil
 }
 
 func create(r *persist.Region, o *Options, h header) (l *Log, err error) {
@@ -124,7 +133,12 @@ func create(r *persist.Region, o *Options, h header) (l *Log, err error) {
 	if err := l.claim(); err != nil {
 		return nil, err
 	}
-	defer l.releaseOnError(&err)
+	done := false
+	defer func() {
+		if !done || err != nil { // an error, or a fault (Create's guard)
+			l.release()
+		}
+	}()
 	// Mark both copies "being created" (one barrier): from here a crash
 	// leaves "a Create did not finish", whatever the area held.
 	invalid := creatingMagic
@@ -164,6 +178,7 @@ func create(r *persist.Region, o *Options, h header) (l *Log, err error) {
 	if h.setCount > 0 {
 		l.rec.Member, l.rec.Members = int(h.setIndex), int(h.setCount)
 	}
+	done = true
 	return l, nil
 }
 
@@ -217,7 +232,7 @@ func Open(r *persist.Region, opts *Options) (*Log, error) {
 	if err := checkRegion(r); err != nil {
 		return nil, err
 	}
-	h, fromCopy, err := readHeader(r, o.Offset, o.Size)
+	h, fromCopy, err := readHeaderGuarded(r, o.Offset, o.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +246,7 @@ func Open(r *persist.Region, opts *Options) (*Log, error) {
 	if err := l.claim(); err != nil {
 		return nil, err
 	}
-	if err := l.recover(0, o.Salvage, fromCopy); err != nil {
+	if err := l.recoverGuarded(0, o.Salvage, fromCopy); err != nil {
 		l.release()
 		return nil, err
 	}
@@ -249,12 +264,6 @@ func (l *Log) claim() error {
 	}
 	l.release = rel
 	return nil
-}
-
-func (l *Log) releaseOnError(err *error) {
-	if *err != nil {
-		l.release()
-	}
 }
 
 func newLog(r *persist.Region, o *Options, h header) *Log {
@@ -354,7 +363,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closedTail = l.tail
-	if _, err := l.syncHeader(); err != nil {
+	if err := l.guardWrite(func() error { _, err := l.syncHeader(); return err }); err != nil {
 		return &prefixed{prefix: "walog: close: recording the tail: ", err: err}
 	}
 	return nil

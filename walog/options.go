@@ -127,6 +127,11 @@ const (
 	// during Create over a used area then leaves a zero header over the
 	// old entries, which Open reports as a damaged log, not "no log".
 	variantCreateZeroMagic
+	// variantPoisonBlind makes recovery read and rewrite free space
+	// without skipping the ranges known to be poisoned: Open of a log with
+	// poisoned free space, and every salvage of a poisoned entry, fail with
+	// the media error.
+	variantPoisonBlind
 )
 
 // Validate reports the first problem with the options that does not

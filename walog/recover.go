@@ -167,16 +167,31 @@ type scan struct {
 	appendSeq   uint64 // the first sequence number of the last valid entry's append
 	stop        error  // the failed check of the entry at end; nil at clean bytes
 	order       bool   // stop is a sequence number or an append index out of order
+	media       bool   // stop is a media error: the entry at end is unreadable
 }
 
-// scan walks the valid entries from the start of the log.
+// scan walks the valid entries from the start of the log. An entry it
+// cannot read (poisoned media) ends them, as corruption (s.media).
 func (l *Log) scan() scan {
 	var s scan
 	off := l.start
+	if err := l.guardRead(func() error { l.scanFrom(&s, &off); return nil }); err != nil {
+		s.stop = unreadable(err, "%s entry at offset %d is unreadable", l.format, off)
+		s.media = true
+	}
+	s.end = off
+	return s
+}
+
+// scanFrom walks the valid entries from *at, leaving *at at the first
+// that is not one.
+func (l *Log) scanFrom(s *scan, at *int) {
+	off := *at
+	defer func() { *at = off }()
 	for off < l.hi {
 		e, err := l.decode(off, l.hi)
 		if err == nil {
-			err = l.followsIn(s, off, e)
+			err = l.followsIn(*s, off, e)
 			s.order = err != nil
 		}
 		if err != nil {
@@ -195,8 +210,6 @@ func (l *Log) scan() scan {
 		s.count++
 		off = l.alignUp(off + e.fp)
 	}
-	s.end = off
-	return s
 }
 
 // followsIn checks that the valid entry e at off may follow the entries
@@ -263,6 +276,15 @@ func (l *Log) recover(extFloor uint64, salvage bool, fromCopy string) error {
 	}
 	count := s.count
 	switch {
+	case s.media:
+		// An unreadable entry: corruption, whatever the log's state.
+		if !salvage {
+			return s.stop
+		}
+		rep.Stop, rep.StopOffset, rep.Salvaged = s.stop, s.end, true
+		if count > 0 && s.first < floor {
+			rep.StopOffset, count, l.tail = l.start, 0, l.start
+		}
 	case l.closedTail != 0:
 		// Closed cleanly: the entries must end exactly at the recorded
 		// tail, and nothing may follow them.
@@ -287,7 +309,13 @@ func (l *Log) recover(extFloor uint64, salvage bool, fromCopy string) error {
 		if s.stop != nil {
 			rep.Stop, rep.StopOffset = s.stop, s.end
 		}
-		if err := l.judge(s, floor); err != nil {
+		// The judge reads past the end, as far as the interrupted append
+		// may have written: a fault there is corruption too.
+		err := l.guardRead(func() error { return l.judge(s, floor) })
+		if isMedia(err) {
+			err = unreadable(err, "the %s log ends at offset %d, and the bytes after it, which the append a crash interrupted may have written, are unreadable", l.format, s.end)
+		}
+		if err != nil {
 			if !salvage {
 				return err
 			}
@@ -410,7 +438,17 @@ func (l *Log) checkClosed(s scan, floor uint64) error {
 
 // firstDirty returns the offset of the first word of [from, to) that is
 // not clean free space, or -1.
+// Ranges known to be unreadable are skipped (media.go).
 func (l *Log) firstDirty(from, to int) int {
+	x := -1
+	l.spans(from, to, func(from, to int) bool {
+		x = l.firstDirtyIn(from, to)
+		return x >= 0
+	})
+	return x
+}
+
+func (l *Log) firstDirtyIn(from, to int) int {
 	for off := from; off < to; {
 		next := min(to, (off+BlockSize)&^(BlockSize-1))
 		if !l.isClean(l.mem[off:next]) {
@@ -454,16 +492,30 @@ func (l *Log) zeroAhead(from, to int) error {
 
 // rewrite fills with c every 256-byte block of [from, to) for which ok is
 // false — runs of such blocks with one streaming fill each — fences once
-// if it wrote, and returns the bytes written.
+// if it wrote, and returns the bytes written. Ranges known to be
+// unreadable are skipped (media.go).
 func (l *Log) rewrite(from, to int, c byte, ok func([]byte) bool) (int, error) {
 	done := 0
+	var err error
+	l.spans(from, to, func(from, to int) bool {
+		err = l.rewriteIn(from, to, c, ok, &done)
+		return err != nil
+	})
+	if err == nil && done > 0 {
+		err = l.r.Drain()
+	}
+	return done, err
+}
+
+// rewriteIn is rewrite of one span, without the fence.
+func (l *Log) rewriteIn(from, to int, c byte, ok func([]byte) bool, done *int) error {
 	run := -1 // start of the current run of blocks to fill
 	flush := func(end int) error {
 		if run < 0 {
 			return nil
 		}
 		err := l.fill(l.mem[run:end], c, persist.NoDrain)
-		done += end - run
+		*done += end - run
 		run = -1
 		return err
 	}
@@ -471,22 +523,14 @@ func (l *Log) rewrite(from, to int, c byte, ok func([]byte) bool) (int, error) {
 		next := min(to, (off+BlockSize)&^(BlockSize-1))
 		if ok(l.mem[off:next]) {
 			if err := flush(off); err != nil {
-				return done, err
+				return err
 			}
 		} else if run < 0 {
 			run = off
 		}
 		off = next
 	}
-	if err := flush(to); err != nil {
-		return done, err
-	}
-	if done > 0 {
-		if err := l.r.Drain(); err != nil {
-			return done, err
-		}
-	}
-	return done, nil
+	return flush(to)
 }
 
 // isValidSense reports whether every word of b carries RAWL's current

@@ -17,10 +17,12 @@ func (l *Log) Reset() error {
 	if err := l.usable(); err != nil {
 		return err
 	}
-	if err := l.reset(); err != nil {
-		return l.fail(err)
-	}
-	return nil
+	return l.guardWrite(func() error {
+		if err := l.reset(); err != nil {
+			return l.fail(err)
+		}
+		return nil
+	})
 }
 
 // reset commits the discard by raising the floor above every entry (one
@@ -105,6 +107,10 @@ func (l *Log) cleanup(from int) error {
 func (l *Log) Truncate(seq uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.guardWrite(func() error { return l.truncate(seq) })
+}
+
+func (l *Log) truncate(seq uint64) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
@@ -132,21 +138,26 @@ func (l *Log) Truncate(seq uint64) error {
 	if err := l.setDirty(off, l.tail); err != nil {
 		return l.fail(err)
 	}
+	// From the commit's store on, memory holds the truncated log: the log
+	// says so even when a sync fails below (it then takes no more writes,
+	// and reads see the entries before off, as after a crash that kept the
+	// commit).
 	persist.Store64(l.mem[off:], l.cleanWord())
+	oldTail := l.tail
+	l.tail, l.count, l.last = off, kept, prev
+	if l.set == nil {
+		l.next = cut
+	}
+	l.epoch++
 	if err := l.r.Persist(l.mem[off : off+8]); err != nil {
 		return l.fail(err)
 	}
-	if _, err := l.scrub(off+8, l.tail); err != nil {
+	if _, err := l.scrub(off+8, oldTail); err != nil {
 		return l.fail(err)
 	}
 	if err := l.clearDirty(); err != nil {
 		return l.fail(err)
 	}
-	l.tail, l.count, l.last = off, kept, prev
-	if l.set == nil {
-		l.next = cut
-	}
 	l.loadMirror(off)
-	l.epoch++
 	return nil
 }

@@ -100,8 +100,13 @@ func CreateSet(parts []Part, opts *Options) (*Set, error) {
 	s.next.Store(1)
 	for i, p := range parts {
 		h := header{geometry: gs[i], setID: id, setIndex: uint32(i), setCount: uint32(len(parts))}
-		l, err := create(p.Region, o, h)
+		var l *Log
+		err := guard(func() (err error) {
+			l, err = create(p.Region, o, h)
+			return err
+		}, p.Region)
 		if err != nil {
+			err = unreadable(err, "create of a log at offset %d", gs[i].base)
 			s.release()
 			return nil, memberErr(i, err)
 		}
@@ -123,7 +128,7 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 	hs := make([]header, len(parts))
 	fromCopy := make([]string, len(parts))
 	for i, p := range parts {
-		h, fc, err := readHeader(p.Region, p.Offset, p.Size)
+		h, fc, err := readHeaderGuarded(p.Region, p.Offset, p.Size)
 		fromCopy[i] = fc
 		if err != nil {
 			return nil, memberErr(i, err)
@@ -155,7 +160,7 @@ func OpenSet(parts []Part, opts *Options) (*Set, error) {
 			return nil, memberErr(i, err)
 		}
 		s.logs[i] = l
-		if err := l.recover(hs[0].setFloor, o.Salvage, fromCopy[i]); err != nil {
+		if err := l.recoverGuarded(hs[0].setFloor, o.Salvage, fromCopy[i]); err != nil {
 			s.release()
 			return nil, memberErr(i, err)
 		}
@@ -233,12 +238,12 @@ func (s *Set) Reset() error {
 		}
 	}
 	l0 := s.logs[0]
-	if err := l0.storeWord(offSetFloor, s.next.Load()); err != nil {
+	if err := l0.guardWrite(func() error { return l0.storeWord(offSetFloor, s.next.Load()) }); err != nil {
 		return l0.fail(err)
 	}
 	l0.setFloor = s.next.Load()
 	for _, l := range s.logs {
-		if err := l.reset(); err != nil {
+		if err := l.guardWrite(l.reset); err != nil {
 			return memberErr(l.member, l.fail(err))
 		}
 	}
