@@ -78,6 +78,19 @@
 // PayloadCRC costs a CRC32C of every page on every write and read (README),
 // which is why it is not the default.
 //
+// # Poisoned media, failed syncs
+//
+// Every operation runs under persist.Guard: poisoned media is an error
+// wrapping ErrCorrupt and a *persist.MediaError (persist.ErrMedia) naming
+// the range, never a dead process. Read of a page on poisoned media is
+// that error and every other page reads; a Write of it relocates it to its
+// lane's spare slot, and the poisoned slot is never written again (the
+// lane's later copy-on-write writes are refused with persist.ErrMedia).
+// Open lists the pages it knows or finds unreadable in
+// Recovery().Unreadable; one poisoned superblock copy is read from the
+// other. A failed sync (persist.ErrSyncFailed) is final: nothing is
+// written, nor acknowledged, after it. The README has the table.
+//
 // # Layouts
 //
 // The region holds, in order: the superblock area (8 KiB: the superblock

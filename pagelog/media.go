@@ -56,10 +56,15 @@ func unreadable(err error, format string, args ...any) error {
 	return fmt.Errorf("%w: "+format+": %w", append(append([]any{ErrCorrupt}, args...), err)...)
 }
 
-// isMedia reports whether err holds a media error.
+// isMedia reports whether err holds a media error. (The variable errors.As
+// fills escapes: declared only for an error, it costs the operations that
+// succeed no allocation.)
 func isMedia(err error) bool {
+	if err == nil {
+		return false
+	}
 	var me *persist.MediaError
-	return err != nil && errors.As(err, &me)
+	return errors.As(err, &me)
 }
 
 // slotOff is the region offset of slot sl's payload.
@@ -73,6 +78,9 @@ func (s *Store) slotPoisoned(sl int) bool {
 
 // faultIn reports whether the media error err covers slot sl's payload.
 func (s *Store) faultIn(err error, sl int) bool {
+	if err == nil {
+		return false
+	}
 	var me *persist.MediaError
 	if !errors.As(err, &me) {
 		return false

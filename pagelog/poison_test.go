@@ -263,3 +263,41 @@ func TestPoisonRandom(t *testing.T) {
 		})
 	}
 }
+
+// The Checksum layout keeps pages in place: a poisoned page's Read is
+// ErrMedia, its Write is refused up front (no relocation), the other
+// pages read and write, and Open lists it in Recovery().Unreadable.
+func TestPoisonChecksum(t *testing.T) {
+	o := pagelog.Options{Layout: pagelog.Checksum, PageSize: 4096, Pages: 4, Slots: 6}
+	size, err := pagelog.Footprint(&o)
+	require.NoError(t, err)
+	r := structtest.Region(t, (size+4095)&^4095)
+	s, err := pagelog.Create(r, &o)
+	require.NoError(t, err)
+	pages := make([][]byte, 4)
+	for p := range pages {
+		pages[p] = make([]byte, 4096)
+		fillPattern(pages[p], uint64(p), 1)
+		require.NoError(t, s.Write(uint64(p), pages[p])) // lane 1's backup ends with page 3
+	}
+	require.NoError(t, s.Close())
+	s, err = pagelog.Open(r, nil)
+	require.NoError(t, err)
+	require.NoError(t, r.Poison(pagelog.PayloadOffset(s, 1), 1))
+	bad := r.Poisoned()
+	buf := make([]byte, 4096)
+	require.NoError(t, structtest.MediaIn(s.Read(1, buf), bad))
+	require.NoError(t, refused(s.Write(1, pages[1])))
+	for _, p := range []uint64{0, 2, 3} {
+		require.NoError(t, s.Read(p, buf))
+		require.Equal(t, pages[p], buf)
+		require.NoError(t, s.Write(p, pages[p]))
+	}
+	require.ErrorIs(t, s.Check(), persist.ErrMedia)
+	require.NoError(t, s.Close())
+	s, err = pagelog.Open(r, nil)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1}, s.Recovery().Unreadable)
+	require.NoError(t, structtest.PoisonedAgrees(s.Poisoned(), bad, 0, size))
+	require.NoError(t, s.Close())
+}

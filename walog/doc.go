@@ -111,6 +111,20 @@
 // write to the entries (a header copy to repair is left for the next
 // writable Open), and the log's writes fail with ErrReadOnly.
 //
+// # Poisoned media, failed syncs
+//
+// Every operation reads and writes the region under persist.Guard, so
+// poisoned media (a load that faults) is an error, never a dead process:
+// ErrCorrupt wrapping a *persist.MediaError (persist.ErrMedia) that names
+// the range. A poisoned header page (the header and its copy share it)
+// fails Open; a poisoned entry ends the valid entries as corruption — Open
+// fails and writes nothing, Options.Salvage opens the log cut before it —
+// and poisoned free space the region lists (Region.Poisoned, Log.Poisoned)
+// is skipped; an append that meets poison fails and the log takes no more
+// writes; an iterator ends at a poisoned entry. A failed sync
+// (persist.ErrSyncFailed) is final: the log acknowledges nothing after it.
+// The package README has the table and the tests.
+//
 // # Errors
 //
 //	error        means                                                    also matches
@@ -121,7 +135,8 @@
 //	ErrNoLog     the area holds nothing, or a Create that did not finish  persist.ErrBadFormat
 //	ErrBadFormat another kind of structure, another format version, or a persist.ErrBadFormat
 //	             log of another format or geometry than Options ask
-//	ErrCorrupt   damaged persistent bytes                                 persist.ErrCorrupt
+//	ErrCorrupt   damaged persistent bytes (poisoned: also a               persist.ErrCorrupt
+//	             *persist.MediaError, persist.ErrMedia)
 //	ErrTooSmall  the region is shorter than the log its header describes  persist.ErrTooSmall
 //	ErrReadOnly  a write (or a recovery that must write) on a read-only   persist.ErrReadOnly
 //	             region

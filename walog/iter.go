@@ -69,7 +69,9 @@ func (it *Iter) Next() bool {
 		}
 		return err
 	}, l.r)
-	err = unreadable(err, "%s entry at offset %d is unreadable", l.format, it.off)
+	if err != nil {
+		err = unreadable(err, "%s entry at offset %d is unreadable", l.format, it.off)
+	}
 	if err != nil {
 		// Only a stray write into the region can do this.
 		if errors.Is(err, errEnd) {

@@ -52,8 +52,7 @@ func guard(fn func() error, rs ...*persist.Region) error { return persist.Guard(
 // of the log (ErrCorrupt, wrapping the *persist.MediaError); any other
 // error, or one that already says so, is returned as it is.
 func unreadable(err error, format string, args ...any) error {
-	var me *persist.MediaError
-	if err == nil || !errors.As(err, &me) || errors.Is(err, ErrCorrupt) {
+	if !isMedia(err) || errors.Is(err, ErrCorrupt) {
 		return err
 	}
 	return fmt.Errorf("%w: "+format+": %w", append(append([]any{ErrCorrupt}, args...), err)...)
@@ -61,6 +60,9 @@ func unreadable(err error, format string, args ...any) error {
 
 // faultRange returns the range a media error covers, in region offsets.
 func faultRange(err error) (persist.Range, bool) {
+	if err == nil {
+		return persist.Range{}, false
+	}
 	var me *persist.MediaError
 	if !errors.As(err, &me) {
 		return persist.Range{}, false
@@ -129,18 +131,22 @@ func (l *Log) recoverGuarded(extFloor uint64, salvage bool, fromCopy string) err
 // failed write), and the error is ErrCorrupt wrapping the media error.
 func (l *Log) guardWrite(fn func() error) error {
 	err := guard(fn, l.r)
-	var me *persist.MediaError
-	if err == nil || !errors.As(err, &me) {
+	if !isMedia(err) {
 		return err
 	}
 	err = unreadable(err, "a write of the %s log at offset %d met unreadable media", l.format, l.base)
 	return l.fail(err)
 }
 
-// isMedia reports whether err holds a media error.
+// isMedia reports whether err holds a media error. (The variable errors.As
+// fills escapes: declared only for an error, it costs the operations that
+// succeed no allocation.)
 func isMedia(err error) bool {
+	if err == nil {
+		return false
+	}
 	var me *persist.MediaError
-	return err != nil && errors.As(err, &me)
+	return errors.As(err, &me)
 }
 
 // guardRead runs fn, a read of recovery, under the guard; the range of a
