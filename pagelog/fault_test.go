@@ -87,11 +87,7 @@ func TestSyncFailure(t *testing.T) {
 				if err := s.Close(); err != nil {
 					require.ErrorIs(t, err, persist.ErrSyncFailed)
 				}
-				path := r.Info().Path
-				require.NoError(t, r.Close())
-				r2, err := persist.Map(path, nil)
-				require.NoError(t, err)
-				defer r2.Close()
+				r2 := structtest.Remap(t, r)
 				s2, err := pagelog.Open(r2, nil)
 				require.NoError(t, err)
 				defer s2.Close()
@@ -126,11 +122,7 @@ func TestFullTinyFile(t *testing.T) {
 		require.NoError(t, s.Write(uint64(p), pages[p]))
 	}
 	require.NoError(t, s.Close())
-	path := r.Info().Path
-	require.NoError(t, r.Close())
-	r2, err := persist.Map(path, nil)
-	require.NoError(t, err)
-	defer r2.Close()
+	r2 := structtest.Remap(t, r)
 	s2, err := pagelog.Open(r2, nil)
 	require.NoError(t, err)
 	defer s2.Close()

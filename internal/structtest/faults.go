@@ -106,3 +106,20 @@ func SyncFailure(t testing.TB, r *persist.Region, a Objects, open func(*persist.
 	defer b.Close()
 	verify(b, "reopened")
 }
+
+// Remap closes r, a region of a file, maps the file again read-write and
+// returns the new region, closed when t ends: how a test sees what the
+// file holds after a failure, as a restarted program would.
+func Remap(t testing.TB, r *persist.Region) *persist.Region {
+	t.Helper()
+	path := r.Info().Path
+	if err := r.Close(); err != nil {
+		t.Fatalf("close %s: %v", path, err)
+	}
+	r2, err := persist.Map(path, nil)
+	if err != nil {
+		t.Fatalf("map %s again: %v", path, err)
+	}
+	t.Cleanup(func() { r2.Close() })
+	return r2
+}
