@@ -58,6 +58,10 @@ type krec struct {
 	l   loc
 }
 
+// testBeforeReplay, when set (tests), runs before the metadata logs are
+// replayed.
+var testBeforeReplay func(s *Store)
+
 // recover rebuilds the index: the newest valid checkpoint, then every
 // metadata log after it in parallel, highest serial per key.
 func (s *Store) recover() error {
@@ -70,6 +74,9 @@ func (s *Store) recover() error {
 	}
 	s.rep.CheckpointTime = time.Since(t0)
 	chains := s.chains(ck)
+	if testBeforeReplay != nil {
+		testBeforeReplay(s)
+	}
 	t1 := time.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -84,7 +91,12 @@ func (s *Store) recover() error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s.replay(ch)
+			// Under the guard: a fault no region listed (a segment file
+			// truncated under its mapping, poison not yet known) fails
+			// Open with ErrMedia naming the place, not the process.
+			if err := persist.Guard(func() error { s.replay(ch); return nil }, s.devs[ch.dev].regions()...); err != nil {
+				ch.err = fmt.Errorf("kv: recovery of device %s, worker %d's logs: %w", s.devs[ch.dev].dm.name(), ch.owner, err)
+			}
 		}()
 	}
 	wg.Wait()

@@ -220,3 +220,12 @@ func (l *logWriter) pending() int {
 	}
 	return l.tail - int(l.g.tail.Load())
 }
+
+// regions are the device's segment regions, for naming a fault's place.
+func (d *device) regions() []*persist.Region {
+	rs := make([]*persist.Region, len(d.segs))
+	for i, g := range d.segs {
+		rs[i] = g.r
+	}
+	return rs
+}
