@@ -34,6 +34,11 @@ import (
 //     poisoned, Open reads the other (Recovery().Superblock says which was
 //     unreadable) and does not rewrite the poisoned one; both poisoned,
 //     Open is the media error.
+//   - Micro-log entries for a page on poisoned media are not replayed (the
+//     page reads as the media error; its next Write relocates it, and
+//     they become stale). A poisoned page of a micro log past its entries
+//     is walog's poisoned free space: skipped until an append reaches it,
+//     which fails, and the lane's log takes no more writes.
 //   - Check reports the first poisoned range it meets.
 
 // Poisoned returns the ranges of the store's bytes that its region knows

@@ -244,6 +244,12 @@ func (s *Store) readLog(l int, lg *logged, mask []uint64) (int, error) {
 		if (uint64(e.slot) != d.slot || e.ver != d.ver) && s.broken != brokenReplayStale {
 			continue // stale: the page has a newer version
 		}
+		if s.slotPoisoned(int(e.slot)) {
+			// The page is on poisoned media (media.go): its Read is
+			// ErrMedia, its lines cannot be replayed, and a Write
+			// relocates it, after which this entry is stale.
+			continue
+		}
 		img := lg.img[d.pid]
 		if img == nil {
 			img = bytes.Clone(s.payload(int(e.slot)))

@@ -325,3 +325,36 @@ func TestCreateOnPoison(t *testing.T) {
 		require.NoError(t, l.Close())
 	}
 }
+
+// A set member with a poisoned entry: OpenSet fails with ErrCorrupt
+// wrapping the media error, naming the member; a salvaging OpenSet cuts
+// that member before the entry and keeps the other whole.
+func TestPoisonSet(t *testing.T) {
+	r := structtest.Region(t, 32<<10)
+	parts, err := walog.Split(r, 2)
+	require.NoError(t, err)
+	s, err := walog.CreateSet(parts, nil)
+	require.NoError(t, err)
+	for i := range 200 {
+		_, err := s.Log(i % 2).Append(crashPayload(uint64(i+1), 100))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	off := parts[1].Offset + 8192 // a page of member 1's entries
+	require.NoError(t, r.Poison(off, 1))
+	bad := r.Poisoned()
+	_, err = walog.OpenSet(parts, nil)
+	require.NoError(t, structtest.MediaIn(err, bad))
+	require.ErrorIs(t, err, walog.ErrCorrupt)
+	require.Contains(t, err.Error(), "set member 1")
+	s, err = walog.OpenSet(parts, &walog.Options{Salvage: true})
+	require.NoError(t, err)
+	defer s.Close()
+	rec := s.Recovered()
+	require.False(t, rec[0].Salvaged)
+	require.Equal(t, 100, rec[0].Entries)
+	require.True(t, rec[1].Salvaged)
+	require.NoError(t, structtest.MediaIn(rec[1].Stop, bad))
+	require.Positive(t, rec[1].Entries)
+	require.Less(t, parts[1].Offset+walog.HeaderSize+rec[1].Entries*walog.Footprint(walog.PopLog, 100), off+1)
+}

@@ -487,7 +487,15 @@ func (l *Log) zeroAhead(from, to int) error {
 		_, err := l.scrub(from, to)
 		return err
 	}
-	return l.fill(l.mem[from:to], 0, 0)
+	var err error
+	l.spans(from, to, func(lo, hi int) bool { // ranges known poisoned are skipped
+		err = l.fill(l.mem[lo:hi], 0, persist.NoDrain)
+		return err != nil
+	})
+	if err != nil {
+		return err
+	}
+	return l.r.Drain()
 }
 
 // rewrite fills with c every 256-byte block of [from, to) for which ok is
