@@ -128,7 +128,8 @@
 //	ErrTooSmall          the region cannot hold the store                    persist.ErrTooSmall
 //	ErrNoStore           the area holds nothing, or a Create did not finish  ErrBadFormat
 //	ErrBadFormat         another kind of structure, another format version   persist.ErrBadFormat
-//	ErrCorrupt           damaged persistent bytes                            persist.ErrCorrupt
+//	ErrCorrupt           damaged persistent bytes (poisoned: also a          persist.ErrCorrupt
+//	                     *persist.MediaError, or persist.ErrMedia)
 //	ErrReadOnly          a write on a read-only region, or a recovery that   persist.ErrReadOnly
 //	                     must write
 //	ErrVersionExhausted  a TwoWord page at its last version
