@@ -138,6 +138,12 @@ func recSize(klen, vlen int) int { return (klen + vlen + 7) &^ 7 }
 // encodeEntry writes e into b (entrySize bytes) with its CRC under the
 // metadata segment's epoch.
 func encodeEntry(b []byte, e *entry, metaEpoch uint64) {
+	encodeEntrySeeded(b, e, entrySeed(metaEpoch))
+}
+
+// encodeEntrySeeded is encodeEntry with the segment's entrySeed given (a
+// worker keeps its metadata segment's).
+func encodeEntrySeeded(b []byte, e *entry, seed uint32) {
 	_ = b[entrySize-1]
 	binary.LittleEndian.PutUint64(b, e.serial&serialMask|uint64(e.klen)<<serialBits)
 	binary.LittleEndian.PutUint32(b[8:], e.off)
@@ -147,11 +153,7 @@ func encodeEntry(b []byte, e *entry, metaEpoch uint64) {
 	}
 	binary.LittleEndian.PutUint32(b[12:], v)
 	binary.LittleEndian.PutUint32(b[16:], e.crc)
-	binary.LittleEndian.PutUint32(b[20:], entryCRC(b, metaEpoch))
-}
-
-func entryCRC(b []byte, metaEpoch uint64) uint32 {
-	return persist.UpdateCRC32C(entrySeed(metaEpoch), b[:20])
+	binary.LittleEndian.PutUint32(b[20:], persist.UpdateCRC32C(seed, b[:20]))
 }
 
 // entrySeed is the CRC-32C of a metadata segment's epoch, where every

@@ -52,8 +52,11 @@ func (e *roomError) Error() string {
 func (e *roomError) Unwrap() error { return ErrFull }
 
 func asRoom(err error) *roomError {
+	if err == nil {
+		return nil // (before re is declared: errors.As makes it escape, an allocation per write)
+	}
 	var re *roomError
-	if err != nil && errors.As(err, &re) {
+	if errors.As(err, &re) {
 		return re
 	}
 	return nil

@@ -82,6 +82,11 @@ type worker struct {
 	// recovery's tail repair reads only that far.
 	unfenced int
 	fenceAt  int // maxUnfencedMeta (smaller in a crash test)
+	// seed is the entrySeed of metadata segment epoch seedEpoch (seedOK):
+	// computed once per segment, not per entry.
+	seed      uint32
+	seedEpoch uint64
+	seedOK    bool
 
 	puts, gets, dels, batches, fences atomic.Uint64
 	appended, media                   atomic.Uint64
@@ -95,7 +100,9 @@ func (w *worker) run() {
 		if !ok {
 			return
 		}
-		w.process(w.collect(r))
+		b := w.collect(r)
+		w.process(b)
+		w.batch = b[:0] // (process cleared it)
 	}
 }
 
@@ -329,6 +336,14 @@ func (w *worker) move(r *request) error {
 	return nil
 }
 
+// metaSeed is the entry seed of the metadata segment being appended to.
+func (w *worker) metaSeed() uint32 {
+	if ep := w.m.g.epoch.Load(); !w.seedOK || ep != w.seedEpoch {
+		w.seed, w.seedEpoch, w.seedOK = entrySeed(ep), ep, true
+	}
+	return w.seed
+}
+
 // midFence makes what the batch staged so far durable (not yet
 // published: that waits for the batch's own fence), so that no more than
 // maxUnfencedMeta of metadata is ever unfenced.
@@ -378,7 +393,7 @@ func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool)
 	}
 	e := entry{serial: serial, klen: len(key), off: uint32(off), vlen: uint32(len(value)), tomb: tomb, crc: crc}
 	eb, _ := w.m.stage(entrySize)
-	encodeEntry(eb, &e, w.m.g.epoch.Load())
+	encodeEntrySeeded(eb, &e, w.metaSeed())
 	w.unfenced += entrySize
 	g := w.d.g
 	l := loc{serial: serial, epoch: g.epoch.Load(), seg: uint32(g.idx), off: uint32(off), vlen: e.vlen, crc: crc, dev: uint16(w.dev.idx), klen: uint16(len(key))}
@@ -495,7 +510,7 @@ func (w *worker) sealSwitched() {
 func (w *worker) marker() {
 	e := entry{serial: w.d.g.epoch.Load(), off: uint32(w.d.g.idx), vlen: uint32(w.d.tail)}
 	eb, _ := w.m.stage(entrySize)
-	encodeEntry(eb, &e, w.m.g.epoch.Load())
+	encodeEntrySeeded(eb, &e, w.metaSeed())
 	w.unfenced += entrySize
 	w.appended.Add(entrySize)
 }
