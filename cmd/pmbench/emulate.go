@@ -6,8 +6,8 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strings"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -20,8 +20,6 @@ import (
 // deviceTolerance is how far a measured point may be from the profile's
 // and still reproduce it (the bound).
 const deviceTolerance = 0.2
-
-func deviceNames() string { return strings.Join(persist.DeviceNames(), ", ") }
 
 // validateDevice checks -device and -plot before anything is measured.
 func (c *config) validateDevice() error {
@@ -36,7 +34,7 @@ func (c *config) validateDevice() error {
 			spec = os.Getenv("BRAID_DEVICE")
 		}
 		if d, err := persist.OpenDevice(spec, nil); spec == "" || (err == nil && !d.Emulating()) {
-			return fmt.Errorf("-mode scaling measures emulated devices: give -device NAME (%s; not dram) or set BRAID_DEVICE", deviceNames())
+			return fmt.Errorf("-mode scaling measures emulated devices: give -device NAME (%s; not dram) or set BRAID_DEVICE", cli.DeviceNames())
 		}
 	}
 	if c.plot != "" {

@@ -82,7 +82,7 @@ func parseFlags(args []string, help io.Writer) (config, error) {
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the file at the end")
 	fs.BoolVar(&cfg.overwrite, "overwrite", false, "replace -file when it already exists")
 	fs.BoolVar(&cfg.forcePMem, "force-pmem", false, "take the PMem path (flush instructions) on a file that is not on DAX, like BRAID_FORCE_PMEM=1")
-	fs.StringVar(&cfg.device, "device", "", "measure an emulated device: "+deviceNames()+", or a profile file with a model (default: $BRAID_DEVICE); the report compares the curves with the profile's")
+	fs.StringVar(&cfg.device, "device", "", "measure an emulated device: "+cli.DeviceNames()+", or a profile file with a model (default: $BRAID_DEVICE); the report compares the curves with the profile's")
 	fs.StringVar(&cfg.plot, "plot", "", "draw bandwidth by thread count per access type into this `directory` (SVG and PNG); device mode")
 	// The flag package calls Usage on every parse error too; the usage is
 	// printed for -h only, so that an error is not buried under it.

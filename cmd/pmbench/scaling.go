@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -59,7 +60,7 @@ func peakThreads(c []persist.Level) int {
 func (b *bench) scalingRegions(area int) ([]*persist.Region, error) {
 	dev := b.r.Device()
 	if !dev.Emulating() {
-		return nil, fmt.Errorf("-mode scaling measures emulated devices: give -device NAME (%s; not dram) or set BRAID_DEVICE", deviceNames())
+		return nil, fmt.Errorf("-mode scaling measures emulated devices: give -device NAME (%s; not dram) or set BRAID_DEVICE", cli.DeviceNames())
 	}
 	prof := dev.Profile()
 	rs := []*persist.Region{b.r}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/kv"
-	"github.com/braid-pm/braid/persist"
 )
 
 // storeFlags name a store and how to open it; every command has them.
@@ -43,23 +42,16 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxKey, "maxkey", 0, "largest key in bytes (0: kv's default, 1024)")
 	fs.IntVar(&f.maxValue, "maxvalue", 0, "largest value in bytes (0: kv's default, 1MiB, or a quarter of -segment less -maxkey)")
 	fs.StringVar(&f.pmem, "pmem", "auto", "map segments on the PMem instruction path: auto (on tmpfs), on, off (msync)")
-	fs.StringVar(&f.device, "device", "", "emulate each device as one of: "+strings.Join(persist.DeviceNames(), ", ")+", or a profile file with a model (default: $BRAID_DEVICE)")
+	fs.StringVar(&f.device, "device", "", "emulate each device as one of: "+cli.DeviceNames()+", or a profile file with a model (default: $BRAID_DEVICE)")
 }
 
 // emulate puts the emulated device of -device (else BRAID_DEVICE) into o:
 // kv makes one device of that profile per device directory, so that
 // devices add up as real ones do.
 func (f *storeFlags) emulate(o *kv.Options) error {
-	spec, from := f.device, "-device"
-	if spec == "" {
-		spec, from = os.Getenv("BRAID_DEVICE"), "BRAID_DEVICE="+os.Getenv("BRAID_DEVICE")
-	}
-	if spec == "" {
-		return nil
-	}
-	d, err := persist.OpenDevice(spec, nil)
-	if err != nil {
-		return usagef("%s: %v", from, err)
+	d, err := cli.Device(f.device, nil)
+	if err != nil || d == nil {
+		return err
 	}
 	if d.Emulating() {
 		p := d.Profile()

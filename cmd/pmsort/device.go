@@ -1,16 +1,12 @@
 package main
 
 import (
-	"os"
-	"strings"
 	"time"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/sort"
 )
-
-// deviceNames lists the shipped device profiles for the flag's help.
-func deviceNames() string { return strings.Join(persist.DeviceNames(), ", ") }
 
 // deviceOptions: a sort's phases last from tens of milliseconds to many
 // seconds, so its devices take a deeper token bucket than persist's
@@ -26,16 +22,9 @@ var deviceOptions = &persist.DeviceOptions{Burst: 10 * time.Millisecond}
 // controller reads the device's profile: the pools a real device of that
 // profile would get.
 func (f *sortFlags) applyDevice(o *sort.Options) error {
-	spec, from := f.device, "-device"
-	if spec == "" {
-		spec, from = os.Getenv("BRAID_DEVICE"), "BRAID_DEVICE="+os.Getenv("BRAID_DEVICE")
-	}
-	if spec == "" {
-		return nil
-	}
-	dev, err := persist.OpenDevice(spec, deviceOptions)
-	if err != nil {
-		return usagef("%s: %v", from, err)
+	dev, err := cli.Device(f.device, deviceOptions)
+	if err != nil || dev == nil {
+		return err
 	}
 	o.Device = dev
 	if o.Profile == nil && dev.Emulating() {

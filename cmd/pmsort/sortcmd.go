@@ -71,7 +71,7 @@ func (f *sortFlags) register(fs *flag.FlagSet, bench bool) {
 	fs.IntVar(&f.sorters, "sorters", 0, "sorter pool size (0: all CPUs)")
 	fs.StringVar(&f.profile, "profile", "", "device profile written by pmbench (default: $BRAID_PROFILE)")
 	fs.BoolVar(&f.overlap, "overlap", false, "overlap reads and writes (default: interference-aware, never both at once)")
-	fs.StringVar(&f.device, "device", "", "emulated device: "+deviceNames()+", or a profile file with a model (default: $BRAID_DEVICE)")
+	fs.StringVar(&f.device, "device", "", "emulated device: "+cli.DeviceNames()+", or a profile file with a model (default: $BRAID_DEVICE)")
 }
 
 // options builds and checks the sorter's options; bad values are bad
