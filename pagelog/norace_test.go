@@ -1,0 +1,5 @@
+//go:build !race
+
+package pagelog_test
+
+const raceEnabled = false
