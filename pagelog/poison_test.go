@@ -125,10 +125,13 @@ func (h *poisonStore) check(off int) func(*crash.Image) error {
 			case structtest.MediaIn(err, bad) != nil || !errors.Is(err, pagelog.ErrCorrupt):
 				return fmt.Errorf("open: want ErrCorrupt wrapping a media error: %v", err)
 			}
-			if structtest.Overlaps(bad, 0, 8192) {
-				return fmt.Errorf("open failed with one superblock copy readable: %v", err)
+			// The slot headers and micro logs lie between the superblock
+			// area and the payload slots, which end the store.
+			f, _ := pagelog.Footprint(&h.o)
+			if !structtest.Overlaps(bad, 8192, f-h.o.Slots*h.o.PageSize-8192) {
+				return fmt.Errorf("open failed, but the slot headers and micro logs are readable: %v", err)
 			}
-			return nil // slot headers or micro log: the structure is damaged
+			return nil // the structure is damaged
 		}
 		defer s.Close()
 		if h.created && structtest.Overlaps(bad, 0, 8192) && s.Recovery().Superblock == "" {
