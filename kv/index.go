@@ -267,7 +267,19 @@ func (x *index) each(fn func(key []byte, l loc)) {
 // released (fn reads values through the index and the workers), so a scan
 // costs what it returns, not the rest of the tree.
 func (x *index) scan(from, to []byte, fn func(key string) bool) {
-	const scanChunk = 64
+	x.scanChunks(from, to, func(keys []string) bool {
+		for _, k := range keys {
+			if !fn(k) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// scanChunks is scan a chunk of keys at a time (up to scanChunk, in key
+// order), the ordered index's lock not held while fn runs.
+func (x *index) scanChunks(from, to []byte, fn func(keys []string) bool) {
 	next := string(from)
 	keys := make([]string, 0, scanChunk)
 	for {
@@ -281,10 +293,8 @@ func (x *index) scan(from, to []byte, fn func(key string) bool) {
 			return len(keys) < scanChunk
 		})
 		x.omu.RUnlock()
-		for _, k := range keys {
-			if !fn(k) {
-				return
-			}
+		if len(keys) > 0 && !fn(keys) {
+			return
 		}
 		if len(keys) < scanChunk {
 			return
@@ -292,6 +302,10 @@ func (x *index) scan(from, to []byte, fn func(key string) bool) {
 		next = keys[len(keys)-1] + "\x00" // the smallest key after it
 	}
 }
+
+// scanChunk is how many keys a scan takes from the ordered index at a
+// time: Store.Scan sends their reads to the workers together.
+const scanChunk = 64
 
 // counts returns the shard entries, the tombstones among them, their key
 // bytes and the DRAM the shards hold.

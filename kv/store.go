@@ -442,18 +442,78 @@ func (s *Store) Scan(from, to []byte, fn func(key, value []byte) bool) error {
 	defer s.ops.RUnlock()
 	s.drainMerge()
 	var err error
-	s.idx.scan(from, to, func(key string) bool {
-		v, e := s.get([]byte(key))
-		if e == ErrNotFound {
-			return true
+	reads := make([]scanRead, 0, scanChunk)
+	s.idx.scanChunks(from, to, func(keys []string) bool {
+		// The chunk's reads go to their workers at once, then are taken
+		// in key order: a worker serves the ones it holds in one batch,
+		// and the scan waits about once per chunk, not once per key.
+		reads = reads[:0]
+		for _, k := range keys {
+			reads = append(reads, s.sendRead([]byte(k)))
 		}
-		if e != nil {
-			err = e
-			return false
+		more := true
+		for i := range reads {
+			rd := &reads[i]
+			v, e := rd.wait(s)
+			switch {
+			case !more:
+			case e == ErrNotFound:
+			case e != nil:
+				err, more = e, false
+			default:
+				more = fn(rd.key, v)
+			}
 		}
-		return fn([]byte(key), v)
+		return more
 	})
 	return err
+}
+
+// scanRead is one read of a scan: sent to its worker (r), or to be done
+// by get when the key was not found or its segment was retired under the
+// lookup.
+type scanRead struct {
+	key      []byte
+	r        *request
+	notFound bool
+}
+
+// sendRead looks key up and sends the read of its latest version to the
+// worker that owns it, without waiting.
+func (s *Store) sendRead(key []byte) scanRead {
+	l, ok := s.idx.lookup(key)
+	if !ok || l.tomb() {
+		return scanRead{key: key, notFound: true}
+	}
+	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
+		return scanRead{key: key}
+	}
+	g := s.devs[l.dev].segs[l.seg]
+	if !g.pin(l.epoch) {
+		return scanRead{key: key}
+	}
+	r := s.getReq()
+	r.kind, r.key, r.l, r.hint = opGet, key, l, 0
+	s.owner(g).q <- r
+	return scanRead{key: key, r: r}
+}
+
+// wait returns the read's value: the worker's answer, or get's.
+func (rd *scanRead) wait(s *Store) ([]byte, error) {
+	switch {
+	case rd.notFound:
+		return nil, ErrNotFound
+	case rd.r == nil:
+		return s.get(rd.key)
+	}
+	<-rd.r.done
+	v, err, miss := rd.r.val, rd.r.err, rd.r.miss
+	s.putReq(rd.r)
+	rd.r = nil
+	if miss {
+		return s.get(rd.key)
+	}
+	return v, err
 }
 
 // Close writes a checkpoint, stops the workers and unmaps the devices.
