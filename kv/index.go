@@ -262,23 +262,9 @@ func (x *index) each(fn func(key []byte, l loc)) {
 	}
 }
 
-// scan walks the ordered index over [from, to) in chunks of scanChunk
-// keys: each chunk is copied under the lock and handed to fn after it is
-// released (fn reads values through the index and the workers), so a scan
-// costs what it returns, not the rest of the tree.
-func (x *index) scan(from, to []byte, fn func(key string) bool) {
-	x.scanChunks(from, to, func(keys []string) bool {
-		for _, k := range keys {
-			if !fn(k) {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-// scanChunks is scan a chunk of keys at a time (up to scanChunk, in key
-// order), the ordered index's lock not held while fn runs.
+// scanChunks calls fn with the keys of [from, to) (to nil: no upper
+// bound) in key order, a chunk of up to scanChunk at a time, the ordered
+// index's lock not held while fn runs, until fn returns false.
 func (x *index) scanChunks(from, to []byte, fn func(keys []string) bool) {
 	next := string(from)
 	keys := make([]string, 0, scanChunk)
