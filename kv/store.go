@@ -389,18 +389,34 @@ func (s *Store) get(key []byte) ([]byte, error) {
 // readAt sends a read of l to its worker; retry when the segment was
 // retired under the lookup.
 func (s *Store) readAt(kind opKind, key []byte, l loc, hint uint32) (v []byte, err error, retry bool) {
-	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
+	r := s.sendAt(kind, key, l, hint)
+	if r == nil {
 		return nil, nil, true
+	}
+	return s.answer(r)
+}
+
+// sendAt pins l's segment and sends the read of l to its worker without
+// waiting; nil when the segment is gone or was retired under the lookup.
+func (s *Store) sendAt(kind opKind, key []byte, l loc, hint uint32) *request {
+	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
+		return nil
 	}
 	g := s.devs[l.dev].segs[l.seg]
 	if !g.pin(l.epoch) {
-		return nil, nil, true
+		return nil
 	}
 	r := s.getReq()
 	r.kind, r.key, r.l, r.hint = kind, key, l, hint
 	s.owner(g).q <- r
+	return r
+}
+
+// answer waits for the read r and returns its value, its error and
+// whether it missed (a token get that must take the slow way).
+func (s *Store) answer(r *request) (v []byte, err error, miss bool) {
 	<-r.done
-	v, err, miss := r.val, r.err, r.miss
+	v, err, miss = r.val, r.err, r.miss
 	s.putReq(r)
 	return v, err, miss
 }
@@ -485,17 +501,7 @@ func (s *Store) sendRead(key []byte) scanRead {
 	if !ok || l.tomb() {
 		return scanRead{key: key, notFound: true}
 	}
-	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
-		return scanRead{key: key}
-	}
-	g := s.devs[l.dev].segs[l.seg]
-	if !g.pin(l.epoch) {
-		return scanRead{key: key}
-	}
-	r := s.getReq()
-	r.kind, r.key, r.l, r.hint = opGet, key, l, 0
-	s.owner(g).q <- r
-	return scanRead{key: key, r: r}
+	return scanRead{key: key, r: s.sendAt(opGet, key, l, 0)}
 }
 
 // wait returns the read's value: the worker's answer, or get's.
@@ -506,9 +512,7 @@ func (rd *scanRead) wait(s *Store) ([]byte, error) {
 	case rd.r == nil:
 		return s.get(rd.key)
 	}
-	<-rd.r.done
-	v, err, miss := rd.r.val, rd.r.err, rd.r.miss
-	s.putReq(rd.r)
+	v, err, miss := s.answer(rd.r)
 	rd.r = nil
 	if miss {
 		return s.get(rd.key)
