@@ -37,7 +37,7 @@ func (i Info) String() string {
 	if name == "" {
 		name = i.Mapping
 	}
-	fmt.Fprintf(&b, "%s: %s, mapping=%s", name, byteSize(int64(i.Size)), i.Mapping)
+	fmt.Fprintf(&b, "%s: %s, mapping=%s", name, FormatSize(int64(i.Size)), i.Mapping)
 	switch {
 	case i.PMem:
 		b.WriteString(" (PMem)")
@@ -68,7 +68,7 @@ func (i Info) String() string {
 		for _, g := range i.Poisoned {
 			n += g.Len()
 		}
-		fmt.Fprintf(&b, ", %d poisoned ranges (%s)", len(i.Poisoned), byteSize(n))
+		fmt.Fprintf(&b, ", %d poisoned ranges (%s)", len(i.Poisoned), FormatSize(n))
 	}
 	if i.Counters {
 		b.WriteString(", traffic counted")
@@ -82,7 +82,9 @@ func (i Info) String() string {
 	return b.String()
 }
 
-func byteSize(n int64) string {
+// FormatSize prints n in the largest binary unit that divides it ("64 MiB",
+// "4097 B"): how Info and the commands print sizes.
+func FormatSize(n int64) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%d GiB", n>>30)

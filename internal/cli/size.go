@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/braid-pm/braid/persist"
 )
 
 // Size is a flag.Value of bytes: 4096, 64K, 64KiB, 512MiB, 2GiB, 1.5G
@@ -66,18 +68,9 @@ func ParseSize(v string) (int64, error) {
 	return int64(b), nil
 }
 
-// FormatSize prints n in the largest binary unit that divides it.
-func FormatSize(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
-}
+// FormatSize prints n in the largest binary unit that divides it
+// (persist.FormatSize).
+func FormatSize(n int64) string { return persist.FormatSize(n) }
 
 // HumanBytes prints n rounded in its largest binary unit ("1.50 GiB",
 // "64.0 MiB", "12 B").
