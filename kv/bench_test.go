@@ -232,6 +232,37 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
+// BenchmarkScan: scans of 100 keys (100 B values) from a random start
+// among 100,000, with the ordered index; per key scanned (key/op).
+func BenchmarkScan(b *testing.B) {
+	const n, length = 100_000, 100
+	o := benchOptions(b, 1, 1<<30)
+	o.OrderedIndex = true
+	s, err := Open(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	loadStore(b, s, n, 100)
+	rnd := structtest.NewRand(7)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	defer reportCPU(b, cpu0)
+	keys := 0
+	for b.Loop() {
+		seen := 0
+		err := s.Scan(key8(uint64(rnd.Intn(n))), nil, func(k, v []byte) bool {
+			seen++
+			return seen < length
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys += seen
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(keys), "ns/key")
+}
+
 // BenchmarkRecovery: reopen after a kill (no checkpoint: every metadata
 // entry is replayed and every value's checksum verified) of 200,000 keys
 // of 100 B on two devices.
