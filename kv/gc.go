@@ -78,15 +78,21 @@ func (s *Store) gc(all bool) (rep GCReport, err error) {
 	return rep, err
 }
 
-// pick drains the merge logs and chooses the victims of a pass.
+// pick chooses the victims of a pass.
 func (s *Store) pick(all bool, rep *GCReport) ([]*victim, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
 	defer s.ops.RUnlock()
-	s.drainMerge()
+	if testBeforeVictims != nil {
+		testBeforeVictims(s)
+	}
 	return s.victims(all, rep), nil
 }
+
+// testBeforeVictims, when set (tests), runs in a GC pass before it picks
+// its victims.
+var testBeforeVictims func(s *Store)
 
 // needCheckpoints: a victim holds a tombstone, or a sealed metadata
 // segment exists, that the oldest retained checkpoint does not cover.
@@ -112,10 +118,23 @@ func (s *Store) needCheckpoints(vs []*victim) bool {
 // floor is the oldest retained checkpoint's floor: a tombstone below it
 // is in both checkpoints' view, and no version it deletes is replayed.
 func (s *Store) floor() uint64 {
-	if len(s.ckpts) < keepCheckpoints {
+	oldest, n := s.oldestCheckpoint()
+	if n < keepCheckpoints {
 		return 0
 	}
-	return s.ckpts[0].floor
+	return oldest.floor
+}
+
+// oldestCheckpoint returns the oldest retained checkpoint and how many
+// are retained, under ckMu: the checkpointer appends to s.ckpts while a
+// GC pass reads it.
+func (s *Store) oldestCheckpoint() (ckptInfo, int) {
+	s.ckMu.Lock()
+	defer s.ckMu.Unlock()
+	if len(s.ckpts) == 0 {
+		return ckptInfo{}, 0
+	}
+	return s.ckpts[0], len(s.ckpts)
 }
 
 // victims scores the sealed data segments (cost-benefit: (1-u)·age/(1+u),
@@ -128,7 +147,7 @@ func (s *Store) victims(all bool, rep *GCReport) []*victim {
 	for _, d := range s.devs {
 		d.mu.Lock()
 		for _, g := range d.segs {
-			if g.kind != kindData || !g.sealed || g.poisoned.Load() {
+			if g.kind != kindData || !g.sealed || g.poisoned.Load() || g.damaged.Load() {
 				continue
 			}
 			rep.Candidates++
@@ -147,6 +166,12 @@ func (s *Store) victims(all bool, rep *GCReport) []*victim {
 	if len(vs) == 0 {
 		return nil
 	}
+	// A worker seals a segment after it published the segment's last
+	// entries, which with merge logs may still wait there: drained now,
+	// after the victims were seen sealed, every entry of theirs is in the
+	// shards that each reads (drained before, a segment sealed in
+	// between lost its newest entries to the free).
+	s.drainMerge()
 	s.idx.each(func(k []byte, l loc) {
 		g := s.devs[l.dev].segs[l.seg]
 		if v := byseg[g]; v != nil && g.epoch.Load() == l.epoch {
@@ -215,6 +240,10 @@ func (s *Store) clean(v *victim, floor uint64, rep *GCReport) error {
 	if err != nil {
 		return fmt.Errorf("kv: clean device %d segment %d: %w", v.g.dev.idx, v.g.idx, err)
 	}
+	if v.g.damaged.Load() || v.g.poisoned.Load() {
+		rep.Quarantined++ // its damaged records stay where Get and Check find them
+		return nil
+	}
 	rep.Cleaned++
 	if err := s.free(v.g); err != nil {
 		return err
@@ -242,10 +271,11 @@ func (s *Store) free(g *segment) error {
 // metaFreeable: g lies wholly before the oldest retained checkpoint's
 // position of its chain, so no recovery reads it.
 func (s *Store) metaFreeable(g *segment) bool {
-	if len(s.ckpts) == 0 {
+	oldest, n := s.oldestCheckpoint()
+	if n == 0 {
 		return false
 	}
-	for _, p := range s.ckpts[0].chains {
+	for _, p := range oldest.chains {
 		if p.dev == g.dev.idx && p.owner == g.owner {
 			return g.epoch.Load() < p.metaEpoch
 		}
@@ -301,4 +331,18 @@ func (s *Store) lowOnSpace() bool {
 		}
 	}
 	return false
+}
+
+// quarantine is a move's answer to a live record that fails its check
+// (a damaged value or key, poison, a record of another key than the
+// index's): the record is not moved and its segment is kept (damaged:
+// never cleaned or freed), so that the key reads the error and Check
+// reports it, and the pass goes on. A damaged record must cost its key,
+// not the store: failing the pass would fail every later one, and Open's
+// start-up pass with them.
+func (s *Store) quarantine(l loc) error {
+	if int(l.dev) < len(s.devs) && int(l.seg) < len(s.devs[l.dev].segs) {
+		s.devs[l.dev].segs[l.seg].damaged.Store(true)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bits-and-blooms/bloom/v3"
@@ -43,6 +44,11 @@ func (c *mchunk) key(i int) []byte {
 	r := &c.recs[i]
 	return c.keys[r.koff : r.koff+uint32(r.l.klen)]
 }
+
+// testPauseMerger, when set (tests), keeps the background merger from
+// draining (explicit drains still run), so that a test can hold updates in
+// the merge logs.
+var testPauseMerger atomic.Bool
 
 // Merger wake-ups: at this many pending updates in one merge log, and
 // at most mergeDelay after the first.

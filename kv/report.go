@@ -88,5 +88,10 @@ type GCReport struct {
 	MovedBytes        int64
 	TombstonesDropped int64
 	SegmentsFreed     int // data and metadata segments returned to the pools
-	Elapsed           time.Duration
+	// Quarantined is the victims kept because a live record of theirs
+	// failed its check (a damaged value or key, or poison): their other
+	// entries were moved, the damaged keys read ErrCorrupt (or ErrMedia),
+	// and no later pass picks them.
+	Quarantined int
+	Elapsed     time.Duration
 }

@@ -209,7 +209,7 @@ func (s *Store) reclaimable(d *device) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, g := range d.segs {
-		if g.kind == kindData && g.sealed {
+		if g.kind == kindData && g.sealed && !g.poisoned.Load() && !g.damaged.Load() { // (those are never cleaned)
 			garbage += max(0, body-g.live.Load())
 		}
 	}

@@ -38,6 +38,10 @@ type segment struct {
 	// continued by a worker.
 	bad      []persist.Range
 	poisoned atomic.Bool
+	// damaged: GC found a live record here that fails its check (gc.go's
+	// quarantine): the segment is kept, never cleaned or freed, so that
+	// its key reads ErrCorrupt rather than vanishing.
+	damaged atomic.Bool
 }
 
 // pin registers a reader of the record at l: false when the segment was

@@ -637,7 +637,7 @@ func (s *Store) merger() {
 		case <-timer.C:
 			armed, fired = false, true
 		}
-		if fired || s.longestMerge() >= mergeKick {
+		if (fired || s.longestMerge() >= mergeKick) && !testPauseMerger.Load() {
 			s.drainMerge()
 		}
 		if !armed && s.idx.pending() > 0 {

@@ -327,7 +327,7 @@ func (w *worker) move(r *request) error {
 	}
 	key, val, err := w.s.record(r.l)
 	if err != nil || !bytes.Equal(key, r.key) {
-		return err
+		return w.s.quarantine(r.l) // a damaged record stays (gc.go)
 	}
 	if err := w.append(r, r.key, val, r.l.serial, r.l.tomb()); err != nil {
 		return err

@@ -309,3 +309,41 @@ func TestDeviceLargeCharges(t *testing.T) {
 		require.EqualValues(t, n*size/piece, d.Stats().Writes, "charged in 64 KiB pieces")
 	}
 }
+
+// TestDeviceSleepAccounting: the model's sleeps in simulated time (a
+// sleep moves the clock on, nothing else does), so that the count does not
+// depend on how fast the machine runs the copies (TestDeviceSleeps, in
+// wall time, can only bound them from below: on a loaded machine the
+// copies take longer than their device time and nothing sleeps). Charges
+// of more than MinSleep each sleep their whole cost; smaller ones carry
+// their debt until it reaches MinSleep, and what is left under it at the
+// end is never slept.
+func TestDeviceSleepAccounting(t *testing.T) {
+	p := optane(t)
+	p.Model.Write = []Level{{Threads: 1, GBs: 0.1}} // 0.1 bytes per ns
+	for _, tc := range []struct {
+		size, n    int
+		sleeps     int64
+		unslept    time.Duration // the debt under MinSleep left at the end
+		pieceCostN time.Duration
+	}{
+		{size: 64 << 10, n: 32, sleeps: 32, pieceCostN: 655360},
+		// 4 KiB cost 40,960 ns: the 7th charge brings the debt to
+		// 286,720 ns >= 250 us, so every 7th sleeps; 32 charges sleep 4
+		// times and owe 4 charges' cost at the end.
+		{size: 4 << 10, n: 32, sleeps: 4, unslept: 4 * 40960, pieceCostN: 40960},
+	} {
+		d, err := NewDevice(p, &DeviceOptions{Burst: time.Millisecond})
+		require.NoError(t, err)
+		d.clk = &stepClock{}
+		const base = uintptr(1) << 30
+		for i := range tc.n {
+			d.chargeWrite(base+uintptr(i*tc.size), tc.size)
+		}
+		st := d.Stats()
+		require.EqualValues(t, tc.n*tc.size, st.WriteBytes)
+		require.Equal(t, time.Duration(tc.n)*tc.pieceCostN, st.WriteTime, "%d B charges", tc.size)
+		require.Equal(t, tc.sleeps, st.Sleeps, "%d B charges", tc.size)
+		require.Equal(t, st.WriteTime-tc.unslept, st.Slept, "%d B charges: slept all but the last debt", tc.size)
+	}
+}

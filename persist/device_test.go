@@ -105,7 +105,8 @@ func TestDeviceNone(t *testing.T) {
 // TestDeviceSleeps: a goroutine that charges more device time than the
 // burst takes at least the device time, less the burst and less the debt
 // under MinSleep it may still owe at the end (never slept), in wall time
-// (a lower bound holds however loaded the machine is).
+// (a lower bound holds however loaded the machine is; nothing here counts
+// on the machine being fast enough to sleep).
 func TestDeviceSleeps(t *testing.T) {
 	p, err := persist.DeviceProfile("optane-1dimm")
 	require.NoError(t, err)
@@ -124,7 +125,10 @@ func TestDeviceSleeps(t *testing.T) {
 	require.EqualValues(t, 2<<20, st.WriteBytes)
 	require.InDelta(t, float64(2<<20)/0.1, float64(st.WriteTime), 1e3)
 	require.GreaterOrEqual(t, wall, st.WriteTime-time.Millisecond-persist.DefaultMinSleep, "the writer slept for its device time")
-	require.Positive(t, st.Sleeps)
+	// How many sleeps that took depends on how fast the copies ran (on a
+	// loaded machine they take their device time and none sleeps): the
+	// count is TestDeviceSleepAccounting's, in simulated time.
+	require.LessOrEqual(t, st.Slept, st.WriteTime, "slept more than the device time charged")
 }
 
 // TestDeviceEnv: BRAID_DEVICE names one device for every region of the

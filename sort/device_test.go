@@ -60,7 +60,9 @@ func TestSortChargesDevice(t *testing.T) {
 			t.Logf("%s: wall %v, device reads %d B in %v, writes %d B in %v, %d sleeps", m, wall, st.ReadBytes, st.ReadTime, st.WriteBytes, st.WriteTime, st.Sleeps)
 			require.GreaterOrEqual(t, st.WriteBytes, int64(n*100), "the output is charged")
 			require.GreaterOrEqual(t, st.ReadBytes, int64(n*100), "the reads are declared")
-			require.Positive(t, st.Sleeps)
+			// (Whether it slept depends on how fast the machine ran the
+			// sort: under load, not at all. The wall-time lower bound
+			// below holds either way.)
 			// Reads and writes do not overlap (no -overlap): the lanes'
 			// times add up, less a burst per phase change at most.
 			require.GreaterOrEqual(t, wall, (st.ReadTime+st.WriteTime)*8/10, "the sort slept for its device time")
