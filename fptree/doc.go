@@ -51,9 +51,33 @@
 // in flight applied whole or not at all. Leaves are allocated from the
 // chain itself: a leaf is in use if and only if the chain reaches it, so
 // no crash leaks a leaf or gives one out twice. Recovery is idempotent; a
-// crash during Open is recovered by the next Open. Open checks every leaf
-// it walks (Check lists what) and reports damage as ErrCorrupt, never as
-// data; a header of another kind is ErrBadFormat, zeros are ErrNoTree.
+// crash during Open is recovered by the next Open. A header of another
+// kind is ErrBadFormat, a zero magic ErrNoTree.
+//
+// # Damaged media
+//
+// Open checks the header (its CRC), the log line, every leaf of the chain
+// (Check lists what) and the chain against the back links and the mark
+// (the highest leaf ever given out): the damage it finds is ErrCorrupt
+// and nothing is returned. Not every damage can be found: the leaves keep
+// no checksum (a Put stores one 8-byte word, the commit, and a checksum
+// would need a second):
+//
+//	damage                                 what it costs
+//	header fields, CRC, log line, mark     ErrCorrupt at Open
+//	a leaf's next, lo, back link           ErrCorrupt at Open (a next that skips or cuts off
+//	                                         leaves names every leaf it made unreachable)
+//	a fingerprint; a key outside its leaf  ErrCorrupt at Open
+//	the area shorter than the header says  ErrTooSmall at Open
+//	the header's magic word zeroed         ErrNoTree: what a crash inside Create leaves
+//	a value                                NOT DETECTED: Get and Scan return the damaged value
+//	a bitmap bit                           NOT DETECTED: a cleared bit drops its key, a set bit
+//	                                         brings back the key its slot held before (a deleted key)
+//	a key whose new fingerprint matches    NOT DETECTED: 1 in 256 damaged keys (inside the
+//	  its old one                            leaf's range) reads as another key
+//
+// TestCampaign (campaign_test.go) draws such damage and asserts that all
+// else is found; the README has a larger run.
 //
 // # Poisoned media, failed syncs
 //
@@ -75,6 +99,8 @@
 //	                                          unreadable too) the chain is cut: the keys above are lost
 //	                                          and splits are refused (the leaves past the cut cannot be
 //	                                          told from free ones)
+//	a leaf a set micro log names (a crash  Open is ErrMedia: recovery cannot finish the split
+//	  in its split or free)                   or the free
 //	a page poisoned while the tree is open  the operations that touch it are ErrMedia, nothing else
 //
 // Lost lists the key ranges Open lost, Poisoned the area's bytes the region

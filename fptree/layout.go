@@ -11,10 +11,13 @@ import (
 // The area of a tree, from Options.Offset (the README draws it):
 //
 //	  0  header line (internal/pmheader): magic "braidFPT", format 1,
-//	     flags 1 (flagBackLinks: leaves of layout 2, with prev), size =
-//	     slots per leaf, stride = bytes per leaf, count = leaves, aux 0
-//	 64  log line: the split micro log (word 0) and the free micro log
-//	     (word 1), the rest zero
+//	     flags 3 (flagBackLinks: leaves with prev; flagMark: the mark
+//	     in the log line), size = slots per leaf, stride = bytes per
+//	     leaf, count = leaves, aux 0
+//	 64  log line: the split micro log (word 0), the free micro log
+//	     (word 1), the mark (word 2: the highest leaf number ever given
+//	     out since Create, 0 when only the head was, in the low 32 bits,
+//	     its complement in the high 32), the rest zero
 //	128  leaf 0 (the head of the chain, never freed), leaf 1, ...
 //
 // A leaf, m slots, every field little-endian:
@@ -39,7 +42,15 @@ import (
 // same micro log, whose redo sets them again, and a leaf leaves the chain
 // with its prev cleared. A new leaf gets its linkedBit only once the
 // split's log is durable, so the copy a crash left in a free leaf never
-// has it (it has its old leaf's number without the bit). Open repairs a prev the chain contradicts.
+// has it (it has its old leaf's number without the bit).
+//
+// Open cross-checks the two directions (walk.go): each leaf of the chain
+// must name its predecessor, linked, and no leaf up to the mark outside
+// the chain may be linked: a damaged next, which skips or cuts off
+// leaves, is found either way. Leaves past the mark were never given out
+// and hold whatever the area held before Create; the mark is raised with
+// a split's log (same fence) before the new leaf is linked, and again by
+// the split's redo, so the chain never reaches past it.
 const (
 	logOff    = 64
 	leavesOff = 128
@@ -56,13 +67,26 @@ const (
 	// tree without it is of the layout before it, which this build does
 	// not read.
 	flagBackLinks = 1
+	// flagMark (header flags) marks a tree that keeps the mark in the
+	// log line (layout 3); a tree without it is of an older layout.
+	flagMark = 2
+	// markWord is the mark's word in the log line.
+	markWord = 2
 )
+
+// markWordOf is the log line's word 2 for the mark m: m and its
+// complement, so that no damage that zeroes or fills the word reads as a
+// mark, and one 8-byte store changes it.
+func markWordOf(m uint32) uint64 { return uint64(m) | uint64(^m)<<32 }
+
+// markOf decodes the mark word w; ok is false when it is damaged.
+func markOf(w uint64) (m uint32, ok bool) { return uint32(w), uint32(w>>32) == ^uint32(w) }
 
 // linkedTo is the prev word of a leaf in the chain after leaf p.
 func linkedTo(p uint32) uint64 { return uint64(p) | linkedBit }
 
 var treeKind = pmheader.Kind{
-	Magic: pmheader.Magic("braidFPT"), Flags: flagBackLinks, Name: "FP-tree", Pkg: "fptree",
+	Magic: pmheader.Magic("braidFPT"), Flags: flagBackLinks | flagMark, Name: "FP-tree", Pkg: "fptree",
 	NoArray: ErrNoTree, BadFormat: ErrBadFormat, Corrupt: ErrCorrupt, Invalid: ErrInvalid, TooSmall: ErrTooSmall,
 }
 

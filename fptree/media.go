@@ -40,9 +40,9 @@ func (t *Tree) resume(p uint32, seen []uint64) (uint32, bool) {
 	want := linkedTo(p)
 	var found uint32
 	n := 0
-	for l := 1; l < t.cap; l++ {
+	for l := 1; l <= int(t.mark); l++ {
 		err := guard(t.r, func() error {
-			for ; l < t.cap; l++ {
+			for ; l <= int(t.mark); l++ {
 				if l == int(p) || seen[l/64]&(1<<(l%64)) != 0 {
 					continue
 				}

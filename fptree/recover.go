@@ -54,8 +54,9 @@ func open(r *persist.Region, opts *Options, v variant) (_ *Tree, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Flags&flagBackLinks == 0 {
-		return nil, fmt.Errorf("%w: an FP-tree of leaf layout 1 (no back links; written by braid before December 2026): this build reads layout 2, recreate the tree", ErrBadFormat)
+	if f.Flags != flagBackLinks|flagMark {
+		return nil, fmt.Errorf("%w: an FP-tree of layout %d (header flags %#x; written by braid before December 2026): this build reads layout 3 (flags %#x), recreate the tree",
+			ErrBadFormat, 1+f.Flags&flagBackLinks, f.Flags, flagBackLinks|flagMark)
 	}
 	m := int(f.Size)
 	if m < MinLeafSlots || m > MaxLeafSlots {
@@ -102,6 +103,9 @@ func (t *Tree) recover() error {
 	if err != nil {
 		return err
 	}
+	if t.mark, err = t.readMark(); err != nil {
+		return err
+	}
 	if (sw != 0 || fw != 0) && t.ro {
 		return fmt.Errorf("%w: the tree needs recovery (a crash interrupted a split or a leaf free): open it in a writable region", ErrReadOnly)
 	}
@@ -123,12 +127,12 @@ func (t *Tree) recover() error {
 	return nil
 }
 
-// logs reads the log line: the split and the free log words; every other
-// word must be zero, and at most one log set (they are written under one
-// lock, each cleared before it is released).
+// logs reads the log line: the split and the free log words; every word
+// after the mark must be zero, and at most one log set (they are written
+// under one lock, each cleared before it is released).
 func (t *Tree) logs() (split, free uint64, err error) {
 	b := t.r.Bytes()[t.off+logOff : t.off+leavesOff]
-	for w := 2; w < 8; w++ {
+	for w := markWord + 1; w < 8; w++ {
 		if v := persist.Load64(b[8*w:]); v != 0 {
 			return 0, 0, fmt.Errorf("%w: log line word %d is %#x, want 0", ErrCorrupt, w, v)
 		}
@@ -157,6 +161,11 @@ func (t *Tree) redoSplit(w uint64) error {
 	succ := at(pn, offNext)
 	if succ >= uint64(t.cap) || succ == uint64(n) {
 		return fmt.Errorf("%w: the split log's new leaf %d has next %d (the area has %d leaves)", ErrCorrupt, n, succ, t.cap)
+	}
+	if t.variant != redoNoMark {
+		if err := t.raiseMark(n); err != nil {
+			return regionErr(err, "recovery")
+		}
 	}
 	persist.Store64(word(pl, offNext), uint64(n))
 	persist.Store64(word(pl, offBitmap), t.g.full&^upper)
@@ -202,6 +211,31 @@ func (t *Tree) redoFree(w uint64) error {
 	return t.clearLog(1)
 }
 
+// readMark reads the mark (layout.go): a leaf number of the area.
+func (t *Tree) readMark() (uint32, error) {
+	w := persist.Load64(t.logWordBytes(markWord))
+	m, ok := markOf(w)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("%w: the log line's mark word is %#x, not a leaf number and its complement", ErrCorrupt, w)
+	case int64(m) >= int64(t.cap):
+		return 0, fmt.Errorf("%w: the log line's mark says leaf %d was given out, the area has %d", ErrCorrupt, m, t.cap)
+	}
+	return m, nil
+}
+
+// raiseMark stores the mark n when it is above the mark, and flushes it
+// (the caller's next fence makes it durable): leaf n is given out.
+func (t *Tree) raiseMark(n uint32) error {
+	if n <= t.mark {
+		return nil
+	}
+	t.mark = n
+	w := t.logWordBytes(markWord)
+	persist.Store64(w, markWordOf(n))
+	return t.r.Flush(w)
+}
+
 func (t *Tree) clearLog(w int) error {
 	b := t.logWordBytes(w)
 	persist.Store64(b, 0)
@@ -221,9 +255,9 @@ func (t *Tree) adopt(c chain) {
 		}
 		t.meta[l].setRange(c.los[j], hi)
 	}
-	t.hwm = c.hwm
+	t.hwm = max(c.hwm, t.mark+1)
 	t.free = t.free[:0]
-	for l := uint32(0); l < c.hwm; l++ {
+	for l := uint32(0); l < t.hwm; l++ {
 		if c.inUse[l/64]&(1<<(l%64)) == 0 {
 			t.free = append(t.free, l)
 		}

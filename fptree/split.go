@@ -151,6 +151,11 @@ func (t *Tree) split(l, n uint32, linked *bool) (uint64, error) {
 			return 0, err
 		}
 	}
+	// The mark rises with the log (one fence): a leaf the chain reaches
+	// is never past it (the redo raises it too).
+	if err := t.raiseMark(n); err != nil {
+		return 0, err
+	}
 	lw := t.logWordBytes(0)
 	persist.Store64(lw, logWord(l, n))
 	if t.variant != splitUnlogged {

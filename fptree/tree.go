@@ -37,6 +37,7 @@ type Tree struct {
 	smu   sync.Mutex
 	free  []uint32 // free leaves below hwm
 	hwm   uint32   // the leaves from hwm on were never used since Open
+	mark  uint32   // the mark on the media (layout.go): hwm-1 or more
 	count atomic.Int64
 
 	// broken is set when a persist call failed half-way through a
@@ -195,13 +196,19 @@ func create(r *persist.Region, opts *Options) (_ *Tree, err error) {
 	}
 	t := newTree(r, &o, size, g, leaves, rel)
 	// The log line and leaf 0's header lines: zeros are an empty log and
-	// an empty head leaf (no keys, no next, lo 0).
+	// an empty head leaf (no keys, no next, lo 0); the mark says that
+	// only the head was given out.
 	if z := r.Bytes()[o.Offset+logOff : o.Offset+leavesOff+g.head]; !zero(z) {
-		if err := r.Set(z, 0, 0); err != nil {
+		if err := r.Set(z, 0, persist.NoDrain); err != nil {
 			return nil, regionErr(err, "Create")
 		}
 	}
-	f := pmheader.Fields{Flags: flagBackLinks, Size: uint32(g.m), Stride: uint32(g.stride), Count: uint64(leaves)}
+	mw := t.logWordBytes(markWord)
+	persist.Store64(mw, markWordOf(0))
+	if err := r.Persist(mw); err != nil {
+		return nil, regionErr(err, "Create")
+	}
+	f := pmheader.Fields{Flags: flagBackLinks | flagMark, Size: uint32(g.m), Stride: uint32(g.stride), Count: uint64(leaves)}
 	if err := treeKind.Commit(r, hb, &f); err != nil {
 		return nil, err
 	}

@@ -25,8 +25,8 @@ const (
 	// flush it: the split returns with the log set on the media.
 	splitClearUnflushed
 	// freeUnlogged frees a leaf without its micro log: the unlink alone,
-	// one fence. Not a bug — the chain is the allocator, so the unlink is
-	// the whole free — and the crash tests pass with it (TestFreeLogRedundant).
+	// one fence. Its three words may reach the media apart, which Open's
+	// cross-check of the back links takes for damage (TestFreeLogNeeded).
 	freeUnlogged
 	// unlinkUnflushed stores a free's unlink but does not flush it: the
 	// leaf joins the free leaves while the media still links it.
@@ -34,6 +34,10 @@ const (
 	// redoClearFirst clears the split log in recovery with the same fence
 	// that makes the redone link and cut durable.
 	redoClearFirst
+	// redoNoMark does not raise the mark (layout.go) when recovery
+	// redoes a split: the split's new leaf, linked, is past the mark when
+	// the crash kept the log but not the mark.
+	redoNoMark
 	// walkUnlinkUnflushed does not flush recovery's unlink of an empty
 	// leaf: the leaf is free in DRAM while the media still links it.
 	walkUnlinkUnflushed
