@@ -12,6 +12,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
+	pmdevice "github.com/braid-pm/braid/persist/device"
 )
 
 // Benchmarks run on /dev/shm with the PMem path forced (BRAID_FORCE_PMEM=1
@@ -116,7 +117,7 @@ func benchPut(b *testing.B, mode string, size int) {
 func BenchmarkRawAppend(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
-			workers := (*persist.Profile)(nil).WriteThreads()
+			workers := (*pmdevice.Profile)(nil).WriteThreads()
 			rec := recSize(8, size) + entrySize
 			per := b.N/workers + 1
 			segSize := (int64(per*rec)/DefaultBatchBytes + 2) * 2 * DefaultBatchBytes

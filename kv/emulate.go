@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/braid-pm/braid/persist"
+	pmdevice "github.com/braid-pm/braid/persist/device"
 )
 
 // Emulated devices (Options.Emulate). persist's BRAID_DEVICE would make one
@@ -23,14 +23,14 @@ func (c *config) resolveEmulation() error {
 		if spec == "" || spec == "dram" {
 			return nil
 		}
-		d, err := persist.OpenDevice(spec, nil)
+		d, err := pmdevice.Open(spec, nil)
 		if err != nil {
 			return fmt.Errorf("%w: BRAID_DEVICE=%s: %v", ErrInvalid, spec, err)
 		}
 		p := d.Profile()
 		c.Emulate = &p
 	}
-	if _, err := persist.NewDevice(c.Emulate, nil); err != nil {
+	if _, err := pmdevice.New(c.Emulate, nil); err != nil {
 		return fmt.Errorf("%w: Options.Emulate: %v", ErrInvalid, err)
 	}
 	if c.Profile == nil && c.Emulate.Model != nil {
@@ -40,18 +40,18 @@ func (c *config) resolveEmulation() error {
 }
 
 // emulated is a new emulated device for one device directory, or nil.
-func (c *config) emulated() (*persist.Device, error) {
+func (c *config) emulated() (*pmdevice.Device, error) {
 	if c.Emulate == nil || c.Emulate.Model == nil {
 		return nil, nil
 	}
-	return persist.NewDevice(c.Emulate, nil)
+	return pmdevice.New(c.Emulate, nil)
 }
 
 // Emulated returns the emulated device of each of Options.Devices (nil
 // entries without Options.Emulate), to read what they were charged
 // (persist.Device.Stats).
-func (s *Store) Emulated() []*persist.Device {
-	out := make([]*persist.Device, len(s.devs))
+func (s *Store) Emulated() []*pmdevice.Device {
+	out := make([]*pmdevice.Device, len(s.devs))
 	for i, d := range s.devs {
 		if f, ok := d.dm.(*fileDevice); ok {
 			out[i] = f.emu

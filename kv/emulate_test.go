@@ -9,15 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/braid-pm/braid/persist"
+	pmdevice "github.com/braid-pm/braid/persist/device"
 )
 
 // slowOptane is optane-1dimm slowed 50x (its curves' shape kept), so that a
 // small store's device time is well above the scheduler's noise.
-func slowOptane(t *testing.T) *persist.Profile {
-	p, err := persist.DeviceProfile("optane-1dimm")
+func slowOptane(t *testing.T) *pmdevice.Profile {
+	p, err := pmdevice.Shipped("optane-1dimm")
 	require.NoError(t, err)
-	for _, c := range [][]persist.Level{p.Model.SeqRead, p.Model.RandRead, p.Model.Write} {
+	for _, c := range [][]pmdevice.Level{p.Model.SeqRead, p.Model.RandRead, p.Model.Write} {
 		for i := range c {
 			c[i].GBs /= 50
 		}
@@ -100,7 +100,7 @@ func TestEmulateOptions(t *testing.T) {
 
 	t.Setenv("BRAID_DEVICE", "dram")
 	s = mustOpen(t, o)
-	require.Equal(t, []*persist.Device{nil, nil}, s.Emulated())
+	require.Equal(t, []*pmdevice.Device{nil, nil}, s.Emulated())
 	require.NoError(t, s.Close())
 
 	t.Setenv("BRAID_DEVICE", "optane-9dimm")

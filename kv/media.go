@@ -10,6 +10,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
+	pmdevice "github.com/braid-pm/braid/persist/device"
 )
 
 // media is where a store keeps its segments and its checkpoints: the
@@ -92,7 +93,7 @@ type fileDevice struct {
 	dir     string
 	lock    *os.File
 	pmem    bool
-	emu     *persist.Device // the emulated device (Options.Emulate), nil for none
+	emu     *pmdevice.Device // the emulated device (Options.Emulate), nil for none
 	regions []*persist.Region
 }
 

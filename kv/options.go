@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/braid-pm/braid/persist"
+	pmdevice "github.com/braid-pm/braid/persist/device"
 )
 
 // Defaults and limits of Options.
@@ -93,7 +93,7 @@ type Options struct {
 	MaxKey, MaxValue int
 	// Profile is the device profile (from pmbench); nil loads the file
 	// named by BRAID_PROFILE if set, else uses the defaults.
-	Profile *persist.Profile
+	Profile *pmdevice.Profile
 	// Shards is the number of index shards; 0 means DefaultShards.
 	Shards int
 	// GCThreshold is the fraction of a device's segments that must stay
@@ -123,7 +123,7 @@ type Options struct {
 	// or a profile file), again one emulated device per directory; unset
 	// or "dram": none. Without Profile, the emulated profile sizes the
 	// workers (its write knee).
-	Emulate *persist.Profile
+	Emulate *pmdevice.Profile
 
 	// media replaces the files (tests: simulated regions and an in-memory
 	// checkpoint directory).
@@ -182,7 +182,7 @@ func (o *Options) resolve() (*config, error) {
 	}
 	if c.Profile == nil {
 		if path := os.Getenv("BRAID_PROFILE"); path != "" {
-			p, err := persist.LoadProfile(path)
+			p, err := pmdevice.LoadProfile(path)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // BenchmarkDevice runs n goroutines copying 64 KiB chunks into (write) or
@@ -25,7 +26,7 @@ func BenchmarkDevice(b *testing.B) {
 }
 
 func benchDevice(b *testing.B, kind string, n int) {
-	d, err := persist.OpenDevice("optane-1dimm", nil)
+	d, err := device.Open("optane-1dimm", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func benchDevice(b *testing.B, kind string, n int) {
 		curve = d.Profile().Model.SeqRead
 	}
 	b.ReportMetric(gbs, "GB/s")
-	b.ReportMetric(persist.At(curve, n), "profile-GB/s")
+	b.ReportMetric(device.At(curve, n), "profile-GB/s")
 	cpu.Report(b, 1, "64KiB")
 }
 
@@ -76,18 +77,18 @@ func benchDevice(b *testing.B, kind string, n int) {
 // than the copies): a 256-byte Persist and a declared 256-byte random read,
 // on a region with the device and without.
 func BenchmarkDeviceCharge(b *testing.B) {
-	p, _ := persist.DeviceProfile("optane-1dimm")
-	for _, c := range [][]persist.Level{p.Model.SeqRead, p.Model.RandRead, p.Model.Write} {
+	p, _ := device.Shipped("optane-1dimm")
+	for _, c := range [][]device.Level{p.Model.SeqRead, p.Model.RandRead, p.Model.Write} {
 		for i := range c {
 			c[i].GBs *= 1000
 		}
 	}
 	p.Model.ReadNs, p.Model.WriteNs = 0, 0
-	d, err := persist.NewDevice(p, nil)
+	d, err := device.New(p, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, dev := range []*persist.Device{nil, d} {
+	for _, dev := range []*device.Device{nil, d} {
 		name := "off"
 		if dev != nil {
 			name = "on"

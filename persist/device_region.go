@@ -1,6 +1,27 @@
 package persist
 
-import "github.com/braid-pm/braid/asm"
+import (
+	"reflect"
+
+	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/persist/device"
+)
+
+// A Device is an emulated device that regions charge for the bytes they
+// write back or stream and the reads they declare (Options.Device).
+// persist/device's *Device implements it (the model, the shipped Optane
+// and CXL profiles, BRAID_DEVICE); the methods are called only for a
+// region mapped with a device that is Emulating.
+type Device interface {
+	Name() string
+	// Emulating is false for a device that charges nothing (the dram
+	// profile): a region given one runs as without a device.
+	Emulating() bool
+	ChargeWrite(addr uintptr, n int)
+	ChargeRead(random bool, addr uintptr, n int)
+	ChargeReadN(n, size int)
+	ChargeStrided(addr uintptr, n, stride, size int)
+}
 
 // How a region charges its emulated device.
 //
@@ -18,14 +39,39 @@ import "github.com/braid-pm/braid/asm"
 // or Load, which copies and declares. Each is one inlined nil check on a
 // region without a device.
 
+// noDevice reports whether d is no device: nil, a nil pointer in the
+// interface (a *device.Device variable left nil means "BRAID_DEVICE's", as
+// a nil Options.Device does), or one that charges nothing.
+func noDevice(d Device) bool {
+	if d == nil {
+		return true
+	}
+	if v := reflect.ValueOf(d); v.Kind() == reflect.Pointer && v.IsNil() {
+		return true
+	}
+	return false
+}
+
+// envDevice is BRAID_DEVICE's device, or nil.
+func envDevice() (Device, error) {
+	d, err := device.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, nil
+	}
+	return d, nil
+}
+
 // emulate makes r charge d. It runs when r is made, after count, before any
 // other goroutine can see r.
-func (r *Region) emulate(d *Device) {
-	if !d.Emulating() {
+func (r *Region) emulate(d Device) {
+	if noDevice(d) || !d.Emulating() {
 		return
 	}
 	r.dev = d
-	r.info.Device = d.name
+	r.info.Device = d.Name()
 	switch r.kind {
 	case kCLWB, kCLFLUSHOPT, kCLFLUSH, kEADR:
 		r.dom = &realDomain{r: r, kind: r.kind}
@@ -34,7 +80,7 @@ func (r *Region) emulate(d *Device) {
 }
 
 // Device returns the emulated device the region charges, or nil.
-func (r *Region) Device() *Device { return r.dev }
+func (r *Region) Device() Device { return r.dev }
 
 // realDomain is the Domain of a real mapping that emulates a device: it
 // does what the mapping's inline path would have done (counter does the
@@ -52,7 +98,7 @@ func (d *realDomain) Close() error      { return nil }
 // charged tells the device of r that [off, off+n) was written back or
 // streamed.
 func (r *Region) charged(off, n int) {
-	r.dev.chargeWrite(r.base+uintptr(off), n)
+	r.dev.ChargeWrite(r.base+uintptr(off), n)
 }
 
 // ReadSeq declares a sequential read of b, a range of Bytes(), to the
@@ -61,7 +107,7 @@ func (r *Region) charged(off, n int) {
 // does nothing.
 func (r *Region) ReadSeq(b []byte) {
 	if r.dev != nil {
-		r.dev.readRange(seqRead, b)
+		r.dev.ChargeRead(false, uintptr(ptrOf(b)), len(b))
 	}
 }
 
@@ -70,7 +116,7 @@ func (r *Region) ReadSeq(b []byte) {
 // device it does nothing.
 func (r *Region) ReadRand(b []byte) {
 	if r.dev != nil {
-		r.dev.readRange(randRead, b)
+		r.dev.ChargeRead(true, uintptr(ptrOf(b)), len(b))
 	}
 }
 
@@ -80,7 +126,7 @@ func (r *Region) ReadRand(b []byte) {
 // (size-1)/Granularity + 1. Without a device it does nothing.
 func (r *Region) ReadRandN(n, size int) {
 	if r.dev != nil {
-		r.dev.readRandN(n, size)
+		r.dev.ChargeReadN(n, size)
 	}
 }
 
@@ -91,7 +137,7 @@ func (r *Region) ReadRandN(n, size int) {
 // nothing.
 func (r *Region) ReadStrided(b []byte, stride, size int) {
 	if r.dev != nil {
-		r.dev.readStrided(b, stride, size)
+		r.dev.ChargeStrided(uintptr(ptrOf(b)), len(b), stride, size)
 	}
 }
 
@@ -101,35 +147,7 @@ func (r *Region) ReadStrided(b []byte, stride, size int) {
 func (r *Region) Load(dst, src []byte) int {
 	n := copy(dst, src)
 	if r.dev != nil {
-		r.dev.readRange(seqRead, src[:n])
+		r.dev.ChargeRead(false, uintptr(ptrOf(src)), n)
 	}
 	return n
-}
-
-func (d *Device) readRange(class int, b []byte) {
-	if len(b) > 0 {
-		d.chargeRead(class, d.readUnits(uintptr(ptrOf(b)), len(b)), 1)
-	}
-}
-
-func (d *Device) readRandN(n, size int) {
-	if n > 0 && size > 0 {
-		g := int64(d.gran)
-		units := (int64(size)-1)/g + 1
-		// The fraction of reads that straddle one more unit than that.
-		frac := float64((int64(size)-1)%g) / float64(g)
-		bytes := int64(n)*units*g + int64(frac*float64(n)*float64(g))
-		d.chargeRead(randRead, bytes, int64(n))
-	}
-}
-
-func (d *Device) readStrided(b []byte, stride, size int) {
-	if len(b) == 0 || size <= 0 {
-		return
-	}
-	if stride <= size || uint64(stride-size) < d.gran {
-		d.chargeRead(seqRead, d.readUnits(uintptr(ptrOf(b)), len(b)), 1)
-		return
-	}
-	d.readRandN((len(b)+stride-1)/stride, size)
 }

@@ -10,11 +10,12 @@ import (
 
 	"github.com/braid-pm/braid/asm"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
-func newDevice(t *testing.T, name string) *persist.Device {
+func newDevice(t *testing.T, name string) *device.Device {
 	t.Helper()
-	d, err := persist.OpenDevice(name, &persist.DeviceOptions{Burst: time.Microsecond})
+	d, err := device.Open(name, &device.Options{Burst: time.Microsecond})
 	require.NoError(t, err)
 	return d
 }
@@ -23,23 +24,23 @@ func newDevice(t *testing.T, name string) *persist.Device {
 // with the units they write back, on each kind of region; reads are
 // charged only when declared.
 func TestDeviceChargesWrites(t *testing.T) {
-	type mk func(d *persist.Device) (*persist.Region, error)
+	type mk func(d *device.Device) (*persist.Region, error)
 	kinds := map[string]mk{
-		"simulated": func(d *persist.Device) (*persist.Region, error) {
+		"simulated": func(d *device.Device) (*persist.Region, error) {
 			return persist.NewSimulated(make([]byte, 1<<20), persist.ModeFlush, &recorder{}, &persist.Options{Device: d})
 		},
-		"simulated-eadr": func(d *persist.Device) (*persist.Region, error) {
+		"simulated-eadr": func(d *device.Device) (*persist.Region, error) {
 			return persist.NewSimulated(make([]byte, 1<<20), persist.ModeEADR, &recorder{}, &persist.Options{Device: d})
 		},
-		"anonymous-eadr": func(d *persist.Device) (*persist.Region, error) {
+		"anonymous-eadr": func(d *device.Device) (*persist.Region, error) {
 			return persist.Anonymous(1<<20, &persist.Options{Device: d, FenceOnly: true})
 		},
-		"anonymous-counted": func(d *persist.Device) (*persist.Region, error) {
+		"anonymous-counted": func(d *device.Device) (*persist.Region, error) {
 			return persist.Anonymous(1<<20, &persist.Options{Device: d, Counters: true})
 		},
 	}
 	if asm.CanFlush() {
-		kinds["anonymous"] = func(d *persist.Device) (*persist.Region, error) {
+		kinds["anonymous"] = func(d *device.Device) (*persist.Region, error) {
 			return persist.Anonymous(1<<20, &persist.Options{Device: d})
 		}
 	}
@@ -89,7 +90,7 @@ func TestDeviceChargesWrites(t *testing.T) {
 func TestDeviceNone(t *testing.T) {
 	r, err := persist.NewSimulated(make([]byte, 1<<16), persist.ModeFlush, &recorder{}, nil)
 	require.NoError(t, err)
-	require.Nil(t, r.Device())
+	require.Nil(t, r.Device(), "no device")
 	mem := r.Bytes()
 	copy(mem, "braid")
 	r.ReadSeq(mem)
@@ -108,10 +109,10 @@ func TestDeviceNone(t *testing.T) {
 // (a lower bound holds however loaded the machine is; nothing here counts
 // on the machine being fast enough to sleep).
 func TestDeviceSleeps(t *testing.T) {
-	p, err := persist.DeviceProfile("optane-1dimm")
+	p, err := device.Shipped("optane-1dimm")
 	require.NoError(t, err)
-	p.Model.Write = []persist.Level{{Threads: 1, GBs: 0.1}} // 100 MB/s: 2 MiB cost 21 ms
-	d, err := persist.NewDevice(p, &persist.DeviceOptions{Burst: time.Millisecond})
+	p.Model.Write = []device.Level{{Threads: 1, GBs: 0.1}} // 100 MB/s: 2 MiB cost 21 ms
+	d, err := device.New(p, &device.Options{Burst: time.Millisecond})
 	require.NoError(t, err)
 	r, err := persist.NewSimulated(make([]byte, 2<<20), persist.ModeFlush, &recorder{}, &persist.Options{Device: d})
 	require.NoError(t, err)
@@ -124,7 +125,7 @@ func TestDeviceSleeps(t *testing.T) {
 	st := d.Stats()
 	require.EqualValues(t, 2<<20, st.WriteBytes)
 	require.InDelta(t, float64(2<<20)/0.1, float64(st.WriteTime), 1e3)
-	require.GreaterOrEqual(t, wall, st.WriteTime-time.Millisecond-persist.DefaultMinSleep, "the writer slept for its device time")
+	require.GreaterOrEqual(t, wall, st.WriteTime-time.Millisecond-device.DefaultMinSleep, "the writer slept for its device time")
 	// How many sleeps that took depends on how fast the copies ran (on a
 	// loaded machine they take their device time and none sleeps): the
 	// count is TestDeviceSleepAccounting's, in simulated time.
@@ -136,12 +137,12 @@ func TestDeviceSleeps(t *testing.T) {
 func TestDeviceEnv(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("BRAID_DEVICE", "optane-1dimm")
-	var devs []*persist.Device
+	var devs []*device.Device
 	for _, name := range []string{"a", "b"} {
 		r, err := persist.Map(filepath.Join(dir, name), &persist.Options{Size: 1 << 16, Create: true, ForcePMem: true})
 		require.NoError(t, err)
 		require.Equal(t, "optane-1dimm", r.Info().Device)
-		devs = append(devs, r.Device())
+		devs = append(devs, r.Device().(*device.Device))
 		require.NoError(t, r.Close())
 	}
 	require.Same(t, devs[0], devs[1])
@@ -154,7 +155,7 @@ func TestDeviceEnv(t *testing.T) {
 		t.Setenv("BRAID_DEVICE", off)
 		r, err := persist.Map(filepath.Join(dir, "a"), nil)
 		require.NoError(t, err)
-		require.Nil(t, r.Device())
+		require.Nil(t, r.Device(), "no device")
 		require.NoError(t, r.Close())
 	}
 	t.Setenv("BRAID_DEVICE", "optane-7dimm")
@@ -168,68 +169,68 @@ func TestDeviceEnv(t *testing.T) {
 // survive a save and load; bad models are refused with what was wrong.
 func TestDeviceProfiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range persist.DeviceNames() {
-		p, err := persist.DeviceProfile(name)
+	for _, name := range device.Names() {
+		p, err := device.Shipped(name)
 		require.NoError(t, err)
 		require.NoError(t, p.Validate())
 		require.NotEmpty(t, p.Source, name)
 		path := filepath.Join(dir, name+".json")
 		require.NoError(t, p.Save(path))
-		q, err := persist.LoadProfile(path)
+		q, err := device.LoadProfile(path)
 		require.NoError(t, err)
 		require.Equal(t, p, q)
 		if name == "dram" {
 			require.Nil(t, p.Model)
-			_, err := persist.OpenDevice(path, nil)
+			_, err := device.Open(path, nil)
 			require.ErrorIs(t, err, persist.ErrInvalid, "a profile file without a model")
 			continue
 		}
-		d, err := persist.OpenDevice(path, nil)
+		d, err := device.Open(path, nil)
 		require.NoError(t, err)
 		require.True(t, d.Emulating())
 	}
-	p1, _ := persist.DeviceProfile("optane-1dimm")
+	p1, _ := device.Shipped("optane-1dimm")
 	require.Equal(t, 4, p1.SeqWrite.Threads, "writes peak at 4 threads")
 	require.Equal(t, 3, p1.SeqWrite.Knee)
 	require.Equal(t, 6, p1.SeqRead.Threads, "reads peak at 6")
 	require.InDelta(t, 6.6, p1.SeqRead.GBs, 1e-9)
 	require.InDelta(t, 2.3, p1.SeqWrite.GBs, 1e-9)
 
-	old := persist.Profile{Format: 1}
+	old := device.Profile{Format: 1}
 	require.NoError(t, old.Validate(), "format 1 is still read")
-	future := persist.Profile{Format: persist.ProfileFormat + 1}
+	future := device.Profile{Format: device.ProfileFormat + 1}
 	require.ErrorIs(t, future.Validate(), persist.ErrInvalid)
-	bad := []func(p *persist.Profile){
-		func(p *persist.Profile) { p.Model.Write = nil },
-		func(p *persist.Profile) { p.Model.SeqRead[1].Threads = 1 },
-		func(p *persist.Profile) { p.Model.RandRead[0].GBs = 0 },
-		func(p *persist.Profile) { p.Model.Granularity = 0 },
-		func(p *persist.Profile) { p.Model.ReadNs = -1 },
-		func(p *persist.Profile) { p.Format = 1 },
+	bad := []func(p *device.Profile){
+		func(p *device.Profile) { p.Model.Write = nil },
+		func(p *device.Profile) { p.Model.SeqRead[1].Threads = 1 },
+		func(p *device.Profile) { p.Model.RandRead[0].GBs = 0 },
+		func(p *device.Profile) { p.Model.Granularity = 0 },
+		func(p *device.Profile) { p.Model.ReadNs = -1 },
+		func(p *device.Profile) { p.Format = 1 },
 	}
 	for i, f := range bad {
-		p, _ := persist.DeviceProfile("optane-1dimm")
+		p, _ := device.Shipped("optane-1dimm")
 		f(p)
 		require.ErrorIs(t, p.Validate(), persist.ErrInvalid, "case %d", i)
-		_, err := persist.NewDevice(p, nil)
+		_, err := device.New(p, nil)
 		require.ErrorIs(t, err, persist.ErrInvalid, "case %d", i)
 	}
-	slow, err := persist.OpenDevice("optane-1dimm:10", nil)
+	slow, err := device.Open("optane-1dimm:10", nil)
 	require.NoError(t, err)
 	require.Equal(t, "optane-1dimm:10", slow.Name())
 	sp := slow.Profile()
 	require.InDelta(t, 0.23, sp.SeqWrite.GBs, 1e-9)
-	require.InDelta(t, 0.66, persist.At(sp.Model.SeqRead, 6), 1e-9)
+	require.InDelta(t, 0.66, device.At(sp.Model.SeqRead, 6), 1e-9)
 	require.InDelta(t, 3050, sp.Model.ReadNs, 1e-9)
-	require.InDelta(t, 6.6, persist.At(p1.Model.SeqRead, 6), 1e-9, "the original is unchanged")
+	require.InDelta(t, 6.6, device.At(p1.Model.SeqRead, 6), 1e-9, "the original is unchanged")
 	for _, bad := range []string{"optane-1dimm:0.5", "optane-1dimm:x", "nvme:10"} {
-		_, err := persist.OpenDevice(bad, nil)
+		_, err := device.Open(bad, nil)
 		require.ErrorIs(t, err, persist.ErrInvalid, bad)
 	}
-	_, err = persist.DeviceProfile("nvme")
+	_, err = device.Shipped("nvme")
 	require.ErrorIs(t, err, persist.ErrInvalid)
-	_, err = persist.OpenDevice(filepath.Join(dir, "missing.json"), nil)
+	_, err = device.Open(filepath.Join(dir, "missing.json"), nil)
 	require.ErrorIs(t, err, os.ErrNotExist)
-	_, err = persist.NewDevice(p1, &persist.DeviceOptions{Burst: -1})
+	_, err = device.New(p1, &device.Options{Burst: -1})
 	require.ErrorIs(t, err, persist.ErrInvalid)
 }

@@ -3,6 +3,8 @@ package persist
 import (
 	"errors"
 	"fmt"
+
+	"github.com/braid-pm/braid/internal/perr"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so
@@ -29,7 +31,7 @@ var (
 	// ErrReadOnly is returned for a write to a region mapped read-only.
 	ErrReadOnly = errors.New("persist: region is read-only")
 	// ErrInvalid is returned for bad options, flags or arguments.
-	ErrInvalid = errors.New("persist: invalid argument")
+	ErrInvalid = perr.ErrInvalid
 	// ErrTooSmall is returned when a file is smaller than the size asked.
 	ErrTooSmall = errors.New("persist: file is smaller than the size asked")
 	// ErrUnsupported is returned for an operation this platform or region
@@ -59,16 +61,8 @@ var (
 // reads "walog: corrupt log", not "walog: corrupt log: persist: corrupt
 // persistent data".
 func NewError(msg string, parents ...error) error {
-	return &sentinel{msg: msg, parents: parents}
+	return perr.New(msg, parents...)
 }
-
-type sentinel struct {
-	msg     string
-	parents []error
-}
-
-func (e *sentinel) Error() string   { return e.msg }
-func (e *sentinel) Unwrap() []error { return e.parents }
 
 // Corruptf returns an error whose text is the formatted message and which
 // matches ErrCorrupt under errors.Is. The format may use %w to wrap a cause

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // Mode is how a region makes stores durable.
@@ -129,7 +130,7 @@ type Options struct {
 	// Profile is a device profile (written by pmbench); its measured
 	// MovntThreshold is used when none is set above. When nil, the file
 	// named by BRAID_PROFILE is loaded if that variable is set.
-	Profile *Profile
+	Profile *device.Profile
 	// Counters makes the region count its media traffic (fences, lines
 	// written back, bytes streamed; Region.Traffic). A region that counts
 	// sends every flush and fence through the counter, with its real
@@ -138,16 +139,16 @@ type Options struct {
 	// not count pays nothing for the option. Not for a file in msync mode
 	// (Map returns ErrUnsupported: force the PMem path, or drop it).
 	Counters bool
-	// Device is an emulated device (NewDevice) that the region charges
+	// Device is an emulated device (persist/device) that the region charges
 	// for its writes (Copy, Set, Flush, Persist) and for the reads it is
 	// told of (ReadSeq, ReadRand, ReadRandN, ReadStrided, Load): the
 	// calling goroutine sleeps for the device time its bytes cost. Regions
-	// of one device share one *Device. Nil means BRAID_DEVICE: a shipped
-	// profile's name (DeviceNames) or a profile file with a model, one
+	// of one device share one Device. Nil means BRAID_DEVICE: a shipped
+	// profile's name (device.Names) or a profile file with a model, one
 	// device for every region of the process that names it; unset, "" or
 	// "dram" means none. A region without a device runs the code it ran
 	// before the option existed.
-	Device *Device
+	Device Device
 }
 
 // Validate reports the first problem with the options, wrapping ErrInvalid.
@@ -188,8 +189,8 @@ type config struct {
 	flush            FlushInstr
 	ntMin            int // streaming stores from this size; noNT when off
 	ntOff            bool
-	count            bool    // Options.Counters
-	dev              *Device // Options.Device or BRAID_DEVICE
+	count            bool   // Options.Counters
+	dev              Device // Options.Device or BRAID_DEVICE
 }
 
 const noNT = int(^uint(0) >> 1)
@@ -228,7 +229,7 @@ func resolve(o *Options) (config, error) {
 	}
 	c.count = o.Counters
 	c.dev = o.Device
-	if c.dev == nil {
+	if noDevice(c.dev) {
 		if c.dev, err = envDevice(); err != nil {
 			return c, err
 		}
@@ -257,7 +258,7 @@ func resolve(o *Options) (config, error) {
 	prof := o.Profile
 	if prof == nil {
 		if path := os.Getenv("BRAID_PROFILE"); path != "" {
-			if prof, err = LoadProfile(path); err != nil {
+			if prof, err = device.LoadProfile(path); err != nil {
 				return c, fmt.Errorf("persist: BRAID_PROFILE: %w", err)
 			}
 		}

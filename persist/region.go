@@ -70,7 +70,7 @@ type Region struct {
 	claims  []claim
 	claimN  uint64
 
-	dev *Device // the emulated device charged (device_region.go), nil for none
+	dev Device // the emulated device charged (device_region.go), nil for none
 }
 
 // Bytes returns the mapped memory. The slice is valid until Close or Grow.

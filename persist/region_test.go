@@ -12,6 +12,7 @@ import (
 	"github.com/braid-pm/braid/asm"
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/stretchr/testify/require"
 )
 
@@ -312,10 +313,10 @@ func TestEnvironmentOverrides(t *testing.T) {
 
 func TestProfileThreshold(t *testing.T) {
 	dir := structtest.TempShm(t)
-	p := &persist.Profile{Format: persist.ProfileFormat, MovntThreshold: 2048, SeqWrite: persist.Peak{GBs: 10, Threads: 4, Knee: 3}}
+	p := &device.Profile{Format: device.ProfileFormat, MovntThreshold: 2048, SeqWrite: device.Peak{GBs: 10, Threads: 4, Knee: 3}}
 	ppath := filepath.Join(dir, "profile.json")
 	require.NoError(t, p.Save(ppath))
-	got, err := persist.LoadProfile(ppath)
+	got, err := device.LoadProfile(ppath)
 	require.NoError(t, err)
 	require.Equal(t, p, got)
 	require.Equal(t, 3, got.WriteThreads())
@@ -337,10 +338,10 @@ func TestProfileThreshold(t *testing.T) {
 	r.Close()
 
 	require.NoError(t, os.WriteFile(ppath, []byte("{not json"), 0o644))
-	_, err = persist.LoadProfile(ppath)
+	_, err = device.LoadProfile(ppath)
 	require.ErrorIs(t, err, persist.ErrInvalid)
 	require.NoError(t, os.WriteFile(ppath, []byte(`{"format": 99}`), 0o644))
-	_, err = persist.LoadProfile(ppath)
+	_, err = device.LoadProfile(ppath)
 	require.ErrorIs(t, err, persist.ErrInvalid)
 	_, err = persist.Anonymous(4096, nil)
 	require.Error(t, err, "a broken BRAID_PROFILE is reported")

@@ -1,7 +1,7 @@
 package sort
 
 import (
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // declareKeys declares the key reads of one partition of a source that
@@ -38,4 +38,4 @@ func (e *emitter) declareGather(n int64, size int) {
 
 // device is the emulated device of the sort's files: Options.Device, or
 // nil for BRAID_DEVICE's (persist reads it when a file is mapped).
-func (s *Sorter) device() *persist.Device { return s.o.Device }
+func (s *Sorter) device() *device.Device { return s.o.Device }

@@ -8,22 +8,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/braid-pm/braid/sort/sortbench"
 )
 
 // slowDevice is optane-1dimm slowed 20x (the curves' shape kept), so that
 // a 2 MB sort takes device time well above the scheduler's noise, with a
 // small burst.
-func slowDevice(t *testing.T) *persist.Device {
-	p, err := persist.DeviceProfile("optane-1dimm")
+func slowDevice(t *testing.T) *device.Device {
+	p, err := device.Shipped("optane-1dimm")
 	require.NoError(t, err)
-	for _, c := range [][]persist.Level{p.Model.SeqRead, p.Model.RandRead, p.Model.Write} {
+	for _, c := range [][]device.Level{p.Model.SeqRead, p.Model.RandRead, p.Model.Write} {
 		for i := range c {
 			c[i].GBs /= 20
 		}
 	}
-	d, err := persist.NewDevice(p, &persist.DeviceOptions{Burst: 100 * time.Microsecond})
+	d, err := device.New(p, &device.Options{Burst: 100 * time.Microsecond})
 	require.NoError(t, err)
 	return d
 }
@@ -37,7 +37,7 @@ func TestSortChargesDevice(t *testing.T) {
 	dir := t.TempDir()
 	const n = 20000
 	in, inBytes := writeInput(t, dir, sortbench.GenOptions{Count: n})
-	stats := map[Mode]persist.DeviceStats{}
+	stats := map[Mode]device.Stats{}
 	for _, m := range []Mode{OnePass, MergePass, EMS} {
 		t.Run(string(m), func(t *testing.T) {
 			dev := slowDevice(t)

@@ -3,7 +3,7 @@ package sort
 import (
 	"runtime"
 
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // Pools are the goroutine counts per access type ([WS] §3.4, the BRAID D
@@ -28,7 +28,7 @@ const maxPoolPerCPU = 4
 // every CPU, as sorting is compute-bound. Without a profile: readers and
 // sorters = GOMAXPROCS, writers = min(4, GOMAXPROCS). Pools from a profile
 // are capped at 4 x GOMAXPROCS.
-func PoolsFor(p *persist.Profile) Pools {
+func PoolsFor(p *device.Profile) Pools {
 	procs := runtime.GOMAXPROCS(0)
 	limit := maxPoolPerCPU * procs
 	return Pools{

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/braid-pm/braid/sort/internal/sortio"
 	"golang.org/x/sys/unix"
 )
@@ -70,7 +70,7 @@ type Options struct {
 	Pools Pools
 	// Profile is the device profile the controller reads; nil: the file
 	// named by BRAID_PROFILE, if set.
-	Profile *persist.Profile
+	Profile *device.Profile
 	// ProfileName says where Profile came from (its file), for the report;
 	// "": the device it measured.
 	ProfileName string
@@ -94,7 +94,7 @@ type Options struct {
 	// mapped on (persist.Options.Device): their writes and the sorter's
 	// reads (key gather, run loads, value gather) are charged to it. Nil:
 	// BRAID_DEVICE's, or none.
-	Device *persist.Device
+	Device *device.Device
 }
 
 // Validate checks the options.
@@ -182,7 +182,7 @@ func NewSorter(o *Options) (*Sorter, error) {
 	s.from = "defaults"
 	if prof == nil {
 		if path := os.Getenv("BRAID_PROFILE"); path != "" {
-			p, err := persist.LoadProfile(path)
+			p, err := device.LoadProfile(path)
 			if err != nil {
 				return nil, fmt.Errorf("sort: BRAID_PROFILE: %w", err)
 			}

@@ -3,32 +3,32 @@ package main
 import (
 	"testing"
 
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/stretchr/testify/require"
 )
 
-func pt(op, pattern string, size, threads int, gbs, ns float64) persist.Point {
-	return persist.Point{Op: op, Pattern: pattern, Size: size, Threads: threads, GBs: gbs, NsPerOp: ns}
+func pt(op, pattern string, size, threads int, gbs, ns float64) device.Point {
+	return device.Point{Op: op, Pattern: pattern, Size: size, Threads: threads, GBs: gbs, NsPerOp: ns}
 }
 
 func TestKnee(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		curve []float64 // GB/s at 1, 2, 3, ... threads
-		want  persist.Peak
+		want  device.Peak
 	}{
-		{"empty", nil, persist.Peak{}},
-		{"zero", []float64{0, 0}, persist.Peak{}},
-		{"one point", []float64{5}, persist.Peak{GBs: 5, Threads: 1, Knee: 1}},
-		{"scales", []float64{2, 4, 6, 8}, persist.Peak{GBs: 8, Threads: 4, Knee: 4}},
-		{"flat after 2", []float64{3, 10, 10.2, 10.4}, persist.Peak{GBs: 10.4, Threads: 4, Knee: 2}},
-		{"exactly 95%", []float64{1, 9.5, 10}, persist.Peak{GBs: 10, Threads: 3, Knee: 2}},
-		{"just under 95%", []float64{1, 9.49, 10}, persist.Peak{GBs: 10, Threads: 3, Knee: 3}},
-		{"drops past the peak", []float64{4, 12, 9, 7}, persist.Peak{GBs: 12, Threads: 2, Knee: 2}},
-		{"tie goes to fewer threads", []float64{6, 6, 6}, persist.Peak{GBs: 6, Threads: 1, Knee: 1}},
+		{"empty", nil, device.Peak{}},
+		{"zero", []float64{0, 0}, device.Peak{}},
+		{"one point", []float64{5}, device.Peak{GBs: 5, Threads: 1, Knee: 1}},
+		{"scales", []float64{2, 4, 6, 8}, device.Peak{GBs: 8, Threads: 4, Knee: 4}},
+		{"flat after 2", []float64{3, 10, 10.2, 10.4}, device.Peak{GBs: 10.4, Threads: 4, Knee: 2}},
+		{"exactly 95%", []float64{1, 9.5, 10}, device.Peak{GBs: 10, Threads: 3, Knee: 2}},
+		{"just under 95%", []float64{1, 9.49, 10}, device.Peak{GBs: 10, Threads: 3, Knee: 3}},
+		{"drops past the peak", []float64{4, 12, 9, 7}, device.Peak{GBs: 12, Threads: 2, Knee: 2}},
+		{"tie goes to fewer threads", []float64{6, 6, 6}, device.Peak{GBs: 6, Threads: 1, Knee: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var curve []persist.Point
+			var curve []device.Point
 			for i, g := range tc.curve {
 				curve = append(curve, pt("read", "seq", 4096, i+1, g, 0))
 			}
@@ -42,7 +42,7 @@ func TestKnee(t *testing.T) {
 }
 
 func TestPeak(t *testing.T) {
-	points := []persist.Point{
+	points := []device.Point{
 		// seq read: the 64 KiB curve holds the peak, knee at 2 threads.
 		pt("read", "seq", 4096, 1, 5, 0), pt("read", "seq", 4096, 2, 6, 0), pt("read", "seq", 4096, 4, 6.1, 0),
 		pt("read", "seq", 65536, 1, 7, 0), pt("read", "seq", 65536, 2, 11.5, 0), pt("read", "seq", 65536, 4, 12, 0),
@@ -55,15 +55,15 @@ func TestPeak(t *testing.T) {
 		pt("write-nt", "seq", 65536, 1, 8, 0), pt("write-nt", "seq", 65536, 2, 8.1, 0),
 		pt("write", "seq", 65536, 1, 30, 0), pt("write+flush", "seq", 65536, 1, 20, 0),
 	}
-	require.Equal(t, persist.Peak{GBs: 12, Threads: 4, Knee: 2}, peak(points, "read", "seq", 0))
-	require.Equal(t, persist.Peak{GBs: 4, Threads: 4, Knee: 2}, peak(points, "read", "rand", randMaxSize))
-	require.Equal(t, persist.Peak{GBs: 8.1, Threads: 2, Knee: 1}, peak(points, "write-nt", "seq", 0))
-	require.Equal(t, persist.Peak{}, peak(points, "write-nt", "rand", randMaxSize))
+	require.Equal(t, device.Peak{GBs: 12, Threads: 4, Knee: 2}, peak(points, "read", "seq", 0))
+	require.Equal(t, device.Peak{GBs: 4, Threads: 4, Knee: 2}, peak(points, "read", "rand", randMaxSize))
+	require.Equal(t, device.Peak{GBs: 8.1, Threads: 2, Knee: 1}, peak(points, "write-nt", "seq", 0))
+	require.Equal(t, device.Peak{}, peak(points, "write-nt", "rand", randMaxSize))
 }
 
 func TestMovntThreshold(t *testing.T) {
-	curve := func(nt, tp map[int]float64) []persist.Point {
-		var ps []persist.Point
+	curve := func(nt, tp map[int]float64) []device.Point {
+		var ps []device.Point
 		for s, ns := range nt {
 			ps = append(ps, pt("copy-nt", "seq", s, 1, 0, ns))
 		}
@@ -118,14 +118,14 @@ func TestInterferenceAndPersist(t *testing.T) {
 	p := summarize(rs)
 	require.InDelta(t, 0.75, p.Interference, 1e-9)
 	require.InDelta(t, 210, p.PersistNs, 1e-9)
-	require.Equal(t, persist.ProfileFormat, p.Format)
+	require.Equal(t, device.ProfileFormat, p.Format)
 	require.Len(t, p.Points, len(rs))
 	require.NoError(t, p.Validate())
 
 	// Without a timed run, the mean; without the points, 0.
 	require.InDelta(t, 300, persistNs([]result{{Point: pt("persist", "seq", 8, 1, 0, 300)}}), 1e-9)
 	require.Zero(t, persistNs(nil))
-	require.Zero(t, interference([]persist.Point{pt("read", "mixed", 65536, 2, 12, 0)}))
+	require.Zero(t, interference([]device.Point{pt("read", "mixed", 65536, 2, 12, 0)}))
 }
 
 func TestMedian(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/braid-pm/braid/asm"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // bench is what a mode measures with and reports into.
@@ -37,7 +38,7 @@ type bench struct {
 // rate) plus the mean and percentiles of the timed run, all three from the
 // same samples (0 when the point was not timed).
 type result struct {
-	persist.Point
+	device.Point
 	MeanNs float64 `json:"mean_ns,omitempty"`
 	P50Ns  float64 `json:"p50_ns,omitempty"`
 	P99Ns  float64 `json:"p99_ns,omitempty"`
@@ -81,7 +82,7 @@ func (b *bench) point(g group) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	res := result{Point: persist.Point{
+	res := result{Point: device.Point{
 		Op: g.opName(), Pattern: g.pattern.String(), Size: g.size, Threads: g.threads,
 		GBs: s[0].gbs(), NsPerOp: s[0].nsPerOp(),
 	}}
@@ -131,7 +132,7 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) (err err
 	// A profile that cannot be written (checked before the run, but the
 	// disk may fill) does not cost the report: it is printed, then the
 	// error returned.
-	var prof *persist.Profile
+	var prof *device.Profile
 	var saveErr error
 	if m.profile {
 		prof = b.profile()
@@ -202,7 +203,7 @@ func mapFile(cfg config) (*persist.Region, error) {
 }
 
 // profile is the device profile of everything measured so far.
-func (b *bench) profile() *persist.Profile {
+func (b *bench) profile() *device.Profile {
 	p := summarize(b.results)
 	p.Device = b.cfg.file
 	p.Mapping = b.r.Info().String()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 func init() {
@@ -96,8 +97,8 @@ func runCrossover(b *bench) error {
 		}
 		a, c := median(ntNs), median(tpNs)
 		pts = append(pts,
-			result{Point: persist.Point{Op: "copy-nt", Pattern: "seq", Size: size, Threads: 1, GBs: float64(size) / a, NsPerOp: a}},
-			result{Point: persist.Point{Op: "copy-temporal", Pattern: "seq", Size: size, Threads: 1, GBs: float64(size) / c, NsPerOp: c}})
+			result{Point: device.Point{Op: "copy-nt", Pattern: "seq", Size: size, Threads: 1, GBs: float64(size) / a, NsPerOp: a}},
+			result{Point: device.Point{Op: "copy-temporal", Pattern: "seq", Size: size, Threads: 1, GBs: float64(size) / c, NsPerOp: c}})
 		faster := "temporal"
 		if a < c {
 			faster = "nt"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // Emulated devices (persist's "Emulated devices"): -device maps the file
@@ -24,7 +25,7 @@ const deviceTolerance = 0.2
 // validateDevice checks -device and -plot before anything is measured.
 func (c *config) validateDevice() error {
 	if c.device != "" {
-		if _, err := persist.OpenDevice(c.device, nil); err != nil {
+		if _, err := device.Open(c.device, nil); err != nil {
 			return fmt.Errorf("-device: %v", err)
 		}
 	}
@@ -33,7 +34,7 @@ func (c *config) validateDevice() error {
 		if spec == "" {
 			spec = os.Getenv("BRAID_DEVICE")
 		}
-		if d, err := persist.OpenDevice(spec, nil); spec == "" || (err == nil && !d.Emulating()) {
+		if d, err := device.Open(spec, nil); spec == "" || (err == nil && !d.Emulating()) {
 			return fmt.Errorf("-mode scaling measures emulated devices: give -device NAME (%s; not dram) or set BRAID_DEVICE", cli.DeviceNames())
 		}
 	}
@@ -54,11 +55,11 @@ func (c *config) validateDevice() error {
 
 // openDevice is -device's device, or nil (persist then reads
 // BRAID_DEVICE).
-func (c config) openDevice() (*persist.Device, error) {
+func (c config) openDevice() (*device.Device, error) {
 	if c.device == "" {
 		return nil, nil
 	}
-	return persist.OpenDevice(c.device, nil)
+	return device.Open(c.device, nil)
 }
 
 // declareRead declares a read of the access at off to the emulated device
@@ -76,38 +77,38 @@ func (w *worker) declareRead(off, n int) {
 var modelCurves = []struct {
 	name, op, pattern string
 	maxSize           int
-	of                func(m *persist.Model) []persist.Level
+	of                func(m *device.Model) []device.Level
 }{
-	{"sequential read", "read", "seq", 0, func(m *persist.Model) []persist.Level { return m.SeqRead }},
-	{"random read", "read", "rand", randMaxSize, func(m *persist.Model) []persist.Level { return m.RandRead }},
-	{"write (streaming, durable)", "write-nt", "seq", 0, func(m *persist.Model) []persist.Level { return m.Write }},
+	{"sequential read", "read", "seq", 0, func(m *device.Model) []device.Level { return m.SeqRead }},
+	{"random read", "read", "rand", randMaxSize, func(m *device.Model) []device.Level { return m.RandRead }},
+	{"write (streaming, durable)", "write-nt", "seq", 0, func(m *device.Model) []device.Level { return m.Write }},
 }
 
 // curveOf is the bandwidth by thread count of op/pattern at the largest
 // size measured (up to maxSize; 0: any), and that size.
-func curveOf(points []persist.Point, op, pattern string, maxSize int) ([]persist.Level, int) {
+func curveOf(points []device.Point, op, pattern string, maxSize int) ([]device.Level, int) {
 	size := 0
 	for _, p := range points {
 		if p.Op == op && p.Pattern == pattern && (maxSize == 0 || p.Size <= maxSize) {
 			size = max(size, p.Size)
 		}
 	}
-	var c []persist.Level
+	var c []device.Level
 	for _, p := range points {
 		if p.Op == op && p.Pattern == pattern && p.Size == size && p.GBs > 0 {
-			c = append(c, persist.Level{Threads: p.Threads, GBs: p.GBs})
+			c = append(c, device.Level{Threads: p.Threads, GBs: p.GBs})
 		}
 	}
-	slices.SortFunc(c, func(a, b persist.Level) int { return cmp.Compare(a.Threads, b.Threads) })
-	return slices.CompactFunc(c, func(a, b persist.Level) bool { return a.Threads == b.Threads }), size
+	slices.SortFunc(c, func(a, b device.Level) int { return cmp.Compare(a.Threads, b.Threads) })
+	return slices.CompactFunc(c, func(a, b device.Level) bool { return a.Threads == b.Threads }), size
 }
 
 // addModel puts the measured model into p: the three curves; on an
 // emulated device its unit, write buffer and latencies (not measured
 // here), else a cache line and nothing else.
-func (b *bench) addModel(p *persist.Profile) {
+func (b *bench) addModel(p *device.Profile) {
 	points := pointsOf(b.results)
-	m := &persist.Model{Granularity: 64}
+	m := &device.Model{Granularity: 64}
 	for _, mc := range modelCurves {
 		c, _ := curveOf(points, mc.op, mc.pattern, mc.maxSize)
 		if len(c) == 0 || c[0].Threads != 1 {
@@ -116,7 +117,7 @@ func (b *bench) addModel(p *persist.Profile) {
 		*curveField(m, mc.op, mc.pattern) = c
 	}
 	p.Source = "measured by pmbench on " + b.cfg.file + "; model granularity 64 B (a cache line) assumed, no write buffer or latencies"
-	if dev := b.r.Device(); dev.Emulating() {
+	if dev := emulated(b.r); dev.Emulating() {
 		dm := dev.Profile().Model
 		m.Granularity, m.WriteBuffer, m.ReadNs, m.WriteNs = dm.Granularity, dm.WriteBuffer, dm.ReadNs, dm.WriteNs
 		p.Source = "measured by pmbench on " + b.cfg.file + " emulating " + dev.Name() +
@@ -125,7 +126,7 @@ func (b *bench) addModel(p *persist.Profile) {
 	p.Model = m
 }
 
-func curveField(m *persist.Model, op, pattern string) *[]persist.Level {
+func curveField(m *device.Model, op, pattern string) *[]device.Level {
 	switch {
 	case op == "read" && pattern == "seq":
 		return &m.SeqRead
@@ -138,7 +139,7 @@ func curveField(m *persist.Model, op, pattern string) *[]persist.Level {
 // emulationReport adds, in device mode on an emulated device, the table
 // that compares each measured curve with the profile's, and draws -plot.
 func (b *bench) emulationReport() error {
-	dev := b.r.Device()
+	dev := emulated(b.r)
 	points := pointsOf(b.results)
 	if dev.Emulating() && b.cfg.mode == "device" {
 		prof := dev.Profile()
@@ -151,7 +152,7 @@ func (b *bench) emulationReport() error {
 		for _, mc := range modelCurves {
 			c, size := curveOf(points, mc.op, mc.pattern, mc.maxSize)
 			for _, l := range c {
-				want := persist.At(mc.of(prof.Model), l.Threads)
+				want := device.At(mc.of(prof.Model), l.Threads)
 				r := l.GBs / want
 				worst = max(worst, math.Abs(r-1))
 				tab.row(mc.name, byteString(int64(size)), fmt.Sprint(l.Threads), gbs(want), gbs(l.GBs), fmt.Sprintf("%.2f", r), yesNo(math.Abs(r-1) <= deviceTolerance))
@@ -174,4 +175,11 @@ func yesNo(ok bool) string {
 		return "yes"
 	}
 	return "NO"
+}
+
+// emulated is the emulated device r charges (pmbench makes them with
+// persist/device), or nil.
+func emulated(r *persist.Region) *device.Device {
+	d, _ := r.Device().(*device.Device)
+	return d
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/internal/cli"
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // TestDeviceRun: -device measures an emulated device, compares its curves
@@ -34,14 +34,14 @@ func TestDeviceRun(t *testing.T) {
 		"sequential read", "random read", "write (streaming, durable)", "largest distance from the profile"} {
 		require.Contains(t, text, want)
 	}
-	p, err := persist.LoadProfile(prof)
+	p, err := device.LoadProfile(prof)
 	require.NoError(t, err)
 	require.NotNil(t, p.Model)
 	require.Len(t, p.Model.SeqRead, 2)
 	require.Len(t, p.Model.Write, 2)
 	require.Equal(t, 256, p.Model.Granularity, "the emulated profile's unit")
 	require.Contains(t, p.Source, "emulating optane-1dimm")
-	d, err := persist.OpenDevice(prof, nil)
+	d, err := device.Open(prof, nil)
 	require.NoError(t, err, "a measured profile can be emulated")
 	require.True(t, d.Emulating())
 	for _, f := range []string{"bandwidth-read-seq.svg", "bandwidth-read-seq.png", "bandwidth-write-nt-seq.svg", "bandwidth-read-rand.png"} {
@@ -90,7 +90,7 @@ func TestScalingRun(t *testing.T) {
 	}, &out, &errOut)
 	require.Equal(t, cli.ExitOK, code, "stderr: %s", errOut.String())
 	var rep struct {
-		Results []persist.Point `json:"results"`
+		Results []device.Point `json:"results"`
 	}
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
 	seen := map[string]bool{}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/braid-pm/braid/internal/cli"
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/stretchr/testify/require"
 )
 
@@ -84,7 +84,7 @@ func TestBrokenPipeProcess(t *testing.T) {
 // was; 1, 130 and 141 remove the measured file.
 func TestExitStatuses(t *testing.T) {
 	registerTestMode(t, mode{name: "zz-ok", run: func(b *bench) error {
-		b.add(result{Point: persist.Point{Op: "zz-op", Pattern: "seq", Size: 64, Threads: 1, GBs: 1, NsPerOp: 64}})
+		b.add(result{Point: device.Point{Op: "zz-op", Pattern: "seq", Size: 64, Threads: 1, GBs: 1, NsPerOp: 64}})
 		return nil
 	}})
 	registerTestMode(t, mode{name: "zz-fail", run: func(*bench) error { return errors.New("the device went away") }})

@@ -75,7 +75,7 @@ func parseFlags(args []string, help io.Writer) (config, error) {
 		"Device and copy modes want at least 8x the last-level cache, and device mode 2x it per thread: without -size, the default grows to that")
 	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "time per measurement point")
 	fs.IntVar(&cfg.threads, "threads", cfg.threads, "largest thread count (goroutines locked to OS threads) to measure; device mode only, the others run one thread")
-	fs.StringVar(&cfg.profile, "profile", "", "write the device profile (persist.Profile JSON) to this file; device mode (all of it) and copy mode (movnt_threshold, persist_ns) only")
+	fs.StringVar(&cfg.profile, "profile", "", "write the device profile (device.Profile JSON) to this file; device mode (all of it) and copy mode (movnt_threshold, persist_ns) only")
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON instead of tables")
 	fs.BoolVar(&cfg.quick, "quick", false, "a few seconds in all: fewer sizes, "+byteString(quickSize)+" and "+quickDuration.String()+" per point unless -size/-duration say otherwise")
 	fs.StringVar(&cfg.mode, "mode", cfg.mode, "what to measure: "+strings.Join(modeNames(), ", "))
@@ -313,7 +313,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage: pmbench [flags]
 
 pmbench measures a persistent-memory device through package persist and
-writes the device profile (persist.LoadProfile, BRAID_PROFILE): sort's
+writes the device profile (device.LoadProfile, BRAID_PROFILE): sort's
 thread-pool controller sizes its pools from it and persist takes its
 streaming-store threshold from it; the planned kv store will size its
 workers from it.

@@ -9,6 +9,7 @@ import (
 	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 func init() {
@@ -131,8 +132,8 @@ func runInPlace(b *bench) error {
 			}
 			for k, name := range names {
 				b.add(
-					result{Point: persist.Point{Op: "inplace-update-" + name, Pattern: pat.String(), Size: size, Threads: 1, GBs: float64(size) / u[k], NsPerOp: u[k]}},
-					result{Point: persist.Point{Op: "inplace-read-" + name, Pattern: pat.String(), Size: size, Threads: 1, GBs: float64(size) / r[k], NsPerOp: r[k]}})
+					result{Point: device.Point{Op: "inplace-update-" + name, Pattern: pat.String(), Size: size, Threads: 1, GBs: float64(size) / u[k], NsPerOp: u[k]}},
+					result{Point: device.Point{Op: "inplace-read-" + name, Pattern: pat.String(), Size: size, Threads: 1, GBs: float64(size) / r[k], NsPerOp: r[k]}})
 			}
 			upd.row(byteString(int64(size)), pat.String(), rate(u[0]), rate(u[1]), rate(u[2]),
 				fmt.Sprintf("%.2f", u[0]/u[2]), fmt.Sprintf("%.2f", u[1]/u[2]), nanos(u[0]), nanos(u[1]), nanos(u[2]))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/braid-pm/braid/walog"
 )
 
@@ -71,7 +72,7 @@ func runLog(b *bench) error {
 			return err
 		}
 		for k, f := range logFormats {
-			b.add(result{Point: persist.Point{Op: "log-append-" + f.String(), Pattern: seq.String(), Size: size, Threads: 1,
+			b.add(result{Point: device.Point{Op: "log-append-" + f.String(), Pattern: seq.String(), Size: size, Threads: 1,
 				GBs: float64(size) / ns[k], NsPerOp: ns[k]}})
 			if err := logs[k].Close(); err != nil {
 				return err

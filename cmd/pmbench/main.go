@@ -3,7 +3,7 @@
 // patterns and thread counts, read bandwidth under concurrent writers, the
 // copy size from which streaming stores beat store+flush, and the cost of
 // one 8-byte store made durable. It prints a table (or -json) and writes
-// the device profile (persist.Profile): today sort's thread-pool
+// the device profile (device.Profile): today sort's thread-pool
 // controller sizes its pools from it and persist takes its streaming-store
 // threshold (movnt_threshold) from it; the planned kv store is to size its
 // workers from it too.

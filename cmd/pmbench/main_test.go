@@ -19,6 +19,7 @@ import (
 	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // TestMain makes the last-level cache 1 MiB, so that the tests measure
@@ -222,16 +223,16 @@ func TestQuickRun(t *testing.T) {
 		require.Contains(t, text, "no copy crossover measured")
 	}
 
-	p, err := persist.LoadProfile(prof)
+	p, err := device.LoadProfile(prof)
 	require.NoError(t, err)
-	require.Equal(t, persist.ProfileFormat, p.Format)
+	require.Equal(t, device.ProfileFormat, p.Format)
 	require.Equal(t, file, p.Device)
 	require.Contains(t, p.Mapping, "PMem path forced")
 	require.NotEmpty(t, p.CPU)
 	require.Positive(t, p.Cores)
 	_, err = time.Parse(time.RFC3339, p.Date)
 	require.NoError(t, err)
-	for name, pk := range map[string]persist.Peak{"seq read": p.SeqRead, "rand read": p.RandRead, "seq write": p.SeqWrite, "rand write": p.RandWrite} {
+	for name, pk := range map[string]device.Peak{"seq read": p.SeqRead, "rand read": p.RandRead, "seq write": p.SeqWrite, "rand write": p.RandWrite} {
 		require.Positive(t, pk.GBs, name)
 		require.True(t, pk.Knee >= 1 && pk.Knee <= pk.Threads && pk.Threads <= 2, "%s: %+v", name, pk)
 	}
@@ -329,7 +330,7 @@ func TestMapErrors(t *testing.T) {
 // prints none and writes none (-profile is refused, TestBadFlags).
 func TestModeWithoutProfile(t *testing.T) {
 	registerTestMode(t, mode{name: "zz-points", run: func(b *bench) error {
-		b.add(result{Point: persist.Point{Op: "zz-op", Pattern: "seq", Size: 64, Threads: 1, GBs: 1, NsPerOp: 64}})
+		b.add(result{Point: device.Point{Op: "zz-op", Pattern: "seq", Size: 64, Threads: 1, GBs: 1, NsPerOp: 64}})
 		b.section(&table{title: "zz table", header: []string{"a"}})
 		return nil
 	}})
@@ -357,7 +358,7 @@ func TestProfileLostAfterRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gone")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	registerTestMode(t, mode{name: "zz-lost", profile: true, run: func(b *bench) error {
-		b.add(result{Point: persist.Point{Op: "persist", Pattern: "seq", Size: 8, Threads: 1, NsPerOp: 200}})
+		b.add(result{Point: device.Point{Op: "persist", Pattern: "seq", Size: 8, Threads: 1, NsPerOp: 200}})
 		return os.RemoveAll(dir)
 	}})
 	prof := filepath.Join(dir, "p.json")
@@ -385,7 +386,7 @@ func TestMsyncRegion(t *testing.T) {
 	require.Contains(t, out.String(), "pmbench -mode copy: 2ms per point, 1 thread\n", "copy runs one thread whatever -threads says")
 	require.Contains(t, out.String(), "not measured by this run (-mode copy): seq read, rand read, seq write, rand write, interference, movnt threshold;")
 	require.Contains(t, out.String(), "written to "+prof)
-	p, err := persist.LoadProfile(prof)
+	p, err := device.LoadProfile(prof)
 	require.NoError(t, err)
 	require.Zero(t, p.MovntThreshold)
 	require.Positive(t, p.PersistNs)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/braid-pm/braid/pagelog"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 func init() {
@@ -162,7 +163,7 @@ func runPage(b *bench) error {
 			}
 		}
 		for k, w := range ws {
-			b.add(result{Point: persist.Point{Op: "page-write-" + w.v.name, Pattern: rand.String(), Size: ps, Threads: 1,
+			b.add(result{Point: device.Point{Op: "page-write-" + w.v.name, Pattern: rand.String(), Size: ps, Threads: 1,
 				GBs: float64(ps) / med[k], NsPerOp: med[k]}})
 			tab.row(byteString(int64(ps)), w.v.name, rate(med[k]), fmt.Sprintf("%.2f", float64(ps)/med[k]), nanos(med[k]), fmt.Sprintf("%.2f", cow/med[k]))
 			if w.s != nil {

@@ -11,14 +11,14 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // drawCurves draws, for each access type the device mode measures,
 // bandwidth against thread count, a line per access size (the figures of
 // the device papers), with the emulated profile's curve dashed; each as
 // DIR/bandwidth-OP-PATTERN.svg and .png.
-func drawCurves(dir string, points []persist.Point, dev *persist.Device) error {
+func drawCurves(dir string, points []device.Point, dev *device.Device) error {
 	for _, o := range deviceOps {
 		for _, pat := range []pattern{seq, rand} {
 			if err := drawCurve(dir, points, o.String(), pat.String(), dev); err != nil {
@@ -29,7 +29,7 @@ func drawCurves(dir string, points []persist.Point, dev *persist.Device) error {
 	return nil
 }
 
-func drawCurve(dir string, points []persist.Point, op, pat string, dev *persist.Device) error {
+func drawCurve(dir string, points []device.Point, op, pat string, dev *device.Device) error {
 	bySize := map[int]plotter.XYs{}
 	for _, p := range points {
 		if p.Op == op && p.Pattern == pat {
@@ -88,7 +88,7 @@ func drawCurve(dir string, points []persist.Point, op, pat string, dev *persist.
 }
 
 // profileCurve is the emulated profile's curve of op/pat, if it has one.
-func profileCurve(dev *persist.Device, op, pat string) []persist.Level {
+func profileCurve(dev *device.Device, op, pat string) []device.Level {
 	if !dev.Emulating() {
 		return nil
 	}

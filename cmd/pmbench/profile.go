@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
-type persistPoint = persist.Point
+type persistPoint = device.Point
 
 // How the profile summarizes the points.
 const (
@@ -35,10 +35,10 @@ const (
 //     run, else its mean.
 //
 // A figure whose points are missing stays 0.
-func summarize(rs []result) persist.Profile {
+func summarize(rs []result) device.Profile {
 	points := pointsOf(rs)
-	return persist.Profile{
-		Format:         persist.ProfileFormat,
+	return device.Profile{
+		Format:         device.ProfileFormat,
 		SeqRead:        peak(points, "read", "seq", 0),
 		RandRead:       peak(points, "read", "rand", randMaxSize),
 		SeqWrite:       peak(points, "write-nt", "seq", 0),
@@ -54,8 +54,8 @@ func summarize(rs []result) persist.Profile {
 // 0 = any) and thread counts. Threads and Knee are read off the curve of
 // the size that reached it: Threads where the curve peaks, Knee the fewest
 // threads within kneeFraction of that peak.
-func peak(points []persist.Point, op, pattern string, maxSize int) persist.Peak {
-	var best *persist.Point
+func peak(points []device.Point, op, pattern string, maxSize int) device.Peak {
+	var best *device.Point
 	for i := range points {
 		p := &points[i]
 		if p.Op != op || p.Pattern != pattern || (maxSize > 0 && p.Size > maxSize) {
@@ -67,9 +67,9 @@ func peak(points []persist.Point, op, pattern string, maxSize int) persist.Peak 
 		}
 	}
 	if best == nil || best.GBs <= 0 {
-		return persist.Peak{}
+		return device.Peak{}
 	}
-	var curve []persist.Point
+	var curve []device.Point
 	for _, p := range points {
 		if p.Op == op && p.Pattern == pattern && p.Size == best.Size {
 			curve = append(curve, p)
@@ -79,15 +79,15 @@ func peak(points []persist.Point, op, pattern string, maxSize int) persist.Peak 
 }
 
 // knee summarizes one bandwidth-over-threads curve.
-func knee(curve []persist.Point) persist.Peak {
-	var pk persist.Peak
+func knee(curve []device.Point) device.Peak {
+	var pk device.Peak
 	for _, p := range curve {
 		if p.GBs > pk.GBs || (p.GBs == pk.GBs && p.Threads < pk.Threads) {
 			pk.GBs, pk.Threads = p.GBs, p.Threads
 		}
 	}
 	if pk.GBs <= 0 {
-		return persist.Peak{}
+		return device.Peak{}
 	}
 	pk.Knee = pk.Threads
 	for _, p := range curve {
@@ -101,7 +101,7 @@ func knee(curve []persist.Point) persist.Peak {
 // interference is the read bandwidth next to writers over the read
 // bandwidth alone, from the first "read"/"mixed" point that has an
 // "alone" twin; 0 when none was measured.
-func interference(points []persist.Point) float64 {
+func interference(points []device.Point) float64 {
 	for _, m := range points {
 		if m.Op != "read" || m.Pattern != "mixed" {
 			continue
@@ -119,7 +119,7 @@ func interference(points []persist.Point) float64 {
 // are faster than store+flush (by ntMargin) at every larger size measured.
 // When they are not faster at the largest size, it is twice that size;
 // without copy points, 0.
-func movntThreshold(points []persist.Point) int {
+func movntThreshold(points []device.Point) int {
 	type pair struct{ nt, t float64 }
 	bySize := map[int]*pair{}
 	for _, p := range points {
@@ -173,8 +173,8 @@ func persistNs(rs []result) float64 {
 	return 0
 }
 
-func pointsOf(rs []result) []persist.Point {
-	pts := make([]persist.Point, len(rs))
+func pointsOf(rs []result) []device.Point {
+	pts := make([]device.Point, len(rs))
 	for i, r := range rs {
 		pts[i] = r.Point
 	}

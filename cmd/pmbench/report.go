@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // table is one section of the printed report.
@@ -61,7 +61,7 @@ func (t *table) write(w io.Writer) {
 // writeText prints the human report: what was measured on what, each
 // section's table, and the profile (nil for a mode that measures none of
 // it).
-func writeText(out io.Writer, b *bench, p *persist.Profile) error {
+func writeText(out io.Writer, b *bench, p *device.Profile) error {
 	// The report is written in one piece at the end, so that a write
 	// error (a closed pipe, a full disk) is one error, returned.
 	w := &bytes.Buffer{}
@@ -90,10 +90,10 @@ func writeText(out io.Writer, b *bench, p *persist.Profile) error {
 
 // profileTable is the summary of the device profile: the figures this run
 // measured, and what it left out.
-func profileTable(b *bench, p *persist.Profile) *table {
+func profileTable(b *bench, p *device.Profile) *table {
 	tab := &table{title: "device profile", left: 2}
 	var missing []string
-	peak := func(name string, pk persist.Peak) {
+	peak := func(name string, pk device.Peak) {
 		if pk.GBs > 0 {
 			tab.row(name, fmt.Sprintf("%s GB/s at %s, knee %d", gbs(pk.GBs), threadWord(pk.Threads, "thread"), pk.Knee))
 		} else {
@@ -119,7 +119,7 @@ func profileTable(b *bench, p *persist.Profile) *table {
 			b.cfg.mode, strings.Join(missing, ", ")))
 	}
 	if b.saved {
-		tab.notes = append(tab.notes, "written to "+b.cfg.profile+" (persist.LoadProfile, BRAID_PROFILE)")
+		tab.notes = append(tab.notes, "written to "+b.cfg.profile+" (device.LoadProfile, BRAID_PROFILE)")
 	}
 	return tab
 }
@@ -138,11 +138,11 @@ type jsonReport struct {
 	Results    []result `json:"results"`
 	// Profile is the device profile without its points (they are the
 	// results); absent for a mode that measures none of it.
-	Profile *persist.Profile `json:"profile,omitempty"`
+	Profile *device.Profile `json:"profile,omitempty"`
 }
 
-func writeJSON(w io.Writer, b *bench, p *persist.Profile) error {
-	var summary *persist.Profile
+func writeJSON(w io.Writer, b *bench, p *device.Profile) error {
+	var summary *device.Profile
 	if p != nil {
 		s := *p
 		s.Points = nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 )
 
 // Device scaling (SKYE's observation O5: devices add up when the device,
@@ -39,12 +40,12 @@ const (
 type scalingLoad struct{ writers, readers int }
 
 // loadFor is the per-device load the profile implies: each curve's peak.
-func loadFor(m *persist.Model) scalingLoad {
+func loadFor(m *device.Model) scalingLoad {
 	return scalingLoad{writers: peakThreads(m.Write), readers: peakThreads(m.SeqRead)}
 }
 
 // peakThreads is the fewest threads at which curve c is highest.
-func peakThreads(c []persist.Level) int {
+func peakThreads(c []device.Level) int {
 	best := c[0]
 	for _, l := range c[1:] {
 		if l.GBs > best.GBs {
@@ -58,14 +59,14 @@ func peakThreads(c []persist.Level) int {
 // device it was mapped with) and max(scalingDevices)-1 anonymous ones,
 // each on a new device of the same profile. The caller closes them.
 func (b *bench) scalingRegions(area int) ([]*persist.Region, error) {
-	dev := b.r.Device()
+	dev := emulated(b.r)
 	if !dev.Emulating() {
 		return nil, fmt.Errorf("-mode scaling measures emulated devices: give -device NAME (%s; not dram) or set BRAID_DEVICE", cli.DeviceNames())
 	}
 	prof := dev.Profile()
 	rs := []*persist.Region{b.r}
 	for range scalingDevices[len(scalingDevices)-1] - 1 {
-		d, err := persist.NewDevice(&prof, nil)
+		d, err := device.New(&prof, nil)
 		if err == nil {
 			var r *persist.Region
 			r, err = persist.Anonymous(area, &persist.Options{Device: d})
@@ -116,7 +117,7 @@ func runScaling(b *bench) (err error) {
 	if err != nil {
 		return err
 	}
-	load := loadFor(b.r.Device().Profile().Model)
+	load := loadFor(emulated(b.r).Profile().Model)
 	b.addSteps(scalingRounds * len(scalingDevices) * 3)
 	// GB/s by device count: writes alone, reads alone, reads and writes of
 	// the mixed runs.
@@ -156,7 +157,7 @@ func runScaling(b *bench) (err error) {
 func (b *bench) scalingReport(load scalingLoad, w1, r1 []float64, at func(i int) (w, r, mw, mr float64)) {
 	tab := &table{
 		title: fmt.Sprintf("device scaling: %s, %d writers and %d readers per device (sequential %s accesses: streaming durable writes, reads); GB/s of all devices, median of %d rounds",
-			b.r.Device().Name(), load.writers, load.readers, byteString(scalingSize), scalingRounds),
+			emulated(b.r).Name(), load.writers, load.readers, byteString(scalingSize), scalingRounds),
 		header: []string{"devices", "writes", "x1", "reads", "x1", "mixed: reads", "mixed: writes"},
 		left:   1,
 	}
@@ -164,10 +165,10 @@ func (b *bench) scalingReport(load scalingLoad, w1, r1 []float64, at func(i int)
 	for i, k := range scalingDevices {
 		w, r, mw, mr := at(i)
 		b.add(
-			result{Point: persist.Point{Op: opWriteNT.String(), Pattern: fmt.Sprintf("%d-devices", k), Size: scalingSize, Threads: k * load.writers, GBs: w}},
-			result{Point: persist.Point{Op: opRead.String(), Pattern: fmt.Sprintf("%d-devices", k), Size: scalingSize, Threads: k * load.readers, GBs: r}},
-			result{Point: persist.Point{Op: opRead.String(), Pattern: fmt.Sprintf("%d-devices-mixed", k), Size: scalingSize, Threads: k * load.readers, GBs: mr}},
-			result{Point: persist.Point{Op: opWriteNT.String(), Pattern: fmt.Sprintf("%d-devices-mixed", k), Size: scalingSize, Threads: k * load.writers, GBs: mw}},
+			result{Point: device.Point{Op: opWriteNT.String(), Pattern: fmt.Sprintf("%d-devices", k), Size: scalingSize, Threads: k * load.writers, GBs: w}},
+			result{Point: device.Point{Op: opRead.String(), Pattern: fmt.Sprintf("%d-devices", k), Size: scalingSize, Threads: k * load.readers, GBs: r}},
+			result{Point: device.Point{Op: opRead.String(), Pattern: fmt.Sprintf("%d-devices-mixed", k), Size: scalingSize, Threads: k * load.readers, GBs: mr}},
+			result{Point: device.Point{Op: opWriteNT.String(), Pattern: fmt.Sprintf("%d-devices-mixed", k), Size: scalingSize, Threads: k * load.writers, GBs: mw}},
 		)
 		tab.row(fmt.Sprint(k), gbs(w), ratio(w, w0), gbs(r), ratio(r, r0), gbs(mr), gbs(mw))
 	}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/braid-pm/braid/internal/cli"
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/braid-pm/braid/sort"
 )
 
@@ -14,7 +14,7 @@ import (
 // absorbs the late wake-ups of a loaded host (a sleeping sorter goroutine
 // woken a few ms late no longer loses that time) and gives each phase
 // change at most 10 ms of free device time.
-var deviceOptions = &persist.DeviceOptions{Burst: 10 * time.Millisecond}
+var deviceOptions = &device.Options{Burst: 10 * time.Millisecond}
 
 // applyDevice puts the emulated device of -device (else BRAID_DEVICE) into
 // o: a fresh device for each sorter, so that one mode's runs do not charge

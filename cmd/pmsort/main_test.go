@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/braid-pm/braid/internal/cli"
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/stretchr/testify/require"
 )
 
@@ -491,9 +491,9 @@ func TestProfilePools(t *testing.T) {
 	in := filepath.Join(dir, "in")
 	code, _, msg := pmsort(t, "gen", "1000", in)
 	require.Equal(t, 0, code, msg)
-	p := &persist.Profile{Format: persist.ProfileFormat, Device: "/dev/shm/measured.pm",
-		SeqRead: persist.Peak{GBs: 10, Threads: 1000, Knee: 1000}, RandRead: persist.Peak{GBs: 10, Threads: 1000, Knee: 1000},
-		SeqWrite: persist.Peak{GBs: 5, Threads: 500, Knee: 500}}
+	p := &device.Profile{Format: device.ProfileFormat, Device: "/dev/shm/measured.pm",
+		SeqRead: device.Peak{GBs: 10, Threads: 1000, Knee: 1000}, RandRead: device.Peak{GBs: 10, Threads: 1000, Knee: 1000},
+		SeqWrite: device.Peak{GBs: 5, Threads: 500, Knee: 500}}
 	prof := filepath.Join(dir, "f.json")
 	require.NoError(t, p.Save(prof))
 	code, stdout, msg := pmsort(t, "sort", "-profile", prof, "-i", in, "-o", filepath.Join(dir, "out"))

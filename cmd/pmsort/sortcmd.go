@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/braid-pm/braid/internal/cli"
-	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"github.com/braid-pm/braid/sort"
 	"github.com/schollz/progressbar/v3"
 )
@@ -100,7 +100,7 @@ func (f *sortFlags) options() (*sort.Options, error) {
 		name, from = os.Getenv("BRAID_PROFILE"), "BRAID_PROFILE="+os.Getenv("BRAID_PROFILE")
 	}
 	if name != "" {
-		p, err := persist.LoadProfile(name)
+		p, err := device.LoadProfile(name)
 		if err != nil {
 			return nil, usagef("%s: %v", from, err)
 		}

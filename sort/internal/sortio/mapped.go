@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/device"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,7 +60,7 @@ func CreateMappedAs(path, label string, size int64, force bool) (*Mapped, error)
 
 // CreateMappedOn is CreateMappedAs on an emulated device (nil: none, or
 // BRAID_DEVICE's).
-func CreateMappedOn(path, label string, size int64, force bool, dev *persist.Device) (*Mapped, error) {
+func CreateMappedOn(path, label string, size int64, force bool, dev *device.Device) (*Mapped, error) {
 	if size == 0 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
@@ -85,7 +86,7 @@ func OpenMapped(path string) (*Mapped, error) { return OpenMappedOn(path, nil) }
 
 // OpenMappedOn is OpenMapped on an emulated device (nil: none, or
 // BRAID_DEVICE's).
-func OpenMappedOn(path string, dev *persist.Device) (*Mapped, error) {
+func OpenMappedOn(path string, dev *device.Device) (*Mapped, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, &FileError{Path: path, Err: PathCause(err)}

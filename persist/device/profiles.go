@@ -1,4 +1,4 @@
-package persist
+package device
 
 import (
 	"fmt"
@@ -21,8 +21,8 @@ var shipped = map[string]func() *Profile{
 	"cxl-mssd":     cxlProfile,
 }
 
-// DeviceNames lists the shipped profiles' names, sorted.
-func DeviceNames() []string {
+// Names lists the shipped profiles' names, sorted.
+func Names() []string {
 	names := make([]string, 0, len(shipped))
 	for n := range shipped {
 		names = append(names, n)
@@ -31,21 +31,21 @@ func DeviceNames() []string {
 	return names
 }
 
-// DeviceProfile returns a fresh copy of the shipped profile name
-// (DeviceNames), or an ErrInvalid error naming the known ones.
-func DeviceProfile(name string) (*Profile, error) {
+// Shipped returns a fresh copy of the shipped profile name
+// (Names), or an ErrInvalid error naming the known ones.
+func Shipped(name string) (*Profile, error) {
 	f, ok := shipped[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: no device profile %q: the shipped ones are %s, or give a profile file", ErrInvalid, name, strings.Join(DeviceNames(), ", "))
+		return nil, fmt.Errorf("%w: no device profile %q: the shipped ones are %s, or give a profile file", ErrInvalid, name, strings.Join(Names(), ", "))
 	}
 	return f(), nil
 }
 
-// OpenDevice returns a new Device for spec: a shipped profile's name, or
+// Open returns a new Device for spec: a shipped profile's name, or
 // the path of a profile file (one with a '/' or ending in .json) that has a
 // model; either followed by ":K" runs the device K times slower (Slowed).
 // "dram" gives a device that charges nothing.
-func OpenDevice(spec string, opts *DeviceOptions) (*Device, error) {
+func Open(spec string, opts *Options) (*Device, error) {
 	var p *Profile
 	var err error
 	if base, k, ok := strings.Cut(spec, ":"); ok {
@@ -53,24 +53,24 @@ func OpenDevice(spec string, opts *DeviceOptions) (*Device, error) {
 		if perr != nil || !(f >= 1) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("%w: device %q: after the colon, how many times slower to run it (a number >= 1)", ErrInvalid, spec)
 		}
-		d, err := OpenDevice(base, nil)
+		d, err := Open(base, nil)
 		if err != nil {
 			return nil, err
 		}
 		q := d.Profile()
-		return NewDevice(q.Slowed(f), opts)
+		return New(q.Slowed(f), opts)
 	}
 	if strings.ContainsRune(spec, '/') || strings.HasSuffix(spec, ".json") {
 		if p, err = LoadProfile(spec); err == nil && p.Model == nil {
 			err = fmt.Errorf("%w: profile %s has no device model to emulate (format 2 with \"model\"; pmbench -device writes one)", ErrInvalid, spec)
 		}
 	} else {
-		p, err = DeviceProfile(spec)
+		p, err = Shipped(spec)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return NewDevice(p, opts)
+	return New(p, opts)
 }
 
 // Slowed returns a copy of p whose device is k times slower: bandwidths
@@ -108,9 +108,10 @@ var (
 	envDevs  = map[string]*Device{}
 )
 
-// envDevice is the device BRAID_DEVICE names, nil when it is unset, empty
-// or dram.
-func envDevice() (*Device, error) {
+// FromEnv is the device BRAID_DEVICE names (a shipped profile's name or a
+// profile file with a model, as Open takes), one for every caller in the
+// process that names the same spec; nil when it is unset, empty or dram.
+func FromEnv() (*Device, error) {
 	spec := strings.TrimSpace(os.Getenv("BRAID_DEVICE"))
 	if spec == "" || spec == "dram" {
 		return nil, nil
@@ -120,9 +121,9 @@ func envDevice() (*Device, error) {
 	if d, ok := envDevs[spec]; ok {
 		return d, nil
 	}
-	d, err := OpenDevice(spec, nil)
+	d, err := Open(spec, nil)
 	if err != nil {
-		return nil, fmt.Errorf("persist: BRAID_DEVICE=%s: %w", spec, err)
+		return nil, fmt.Errorf("BRAID_DEVICE=%s: %w", spec, err)
 	}
 	envDevs[spec] = d
 	return d, nil

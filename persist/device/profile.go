@@ -1,4 +1,4 @@
-package persist
+package device
 
 import (
 	"encoding/json"
@@ -44,9 +44,9 @@ type Profile struct {
 	Points []Point `json:"points,omitempty"` // every measurement
 
 	// Source says where the figures come from: the papers of a shipped
-	// profile (DeviceProfile), "measured by pmbench" for a measured one.
+	// profile (Shipped), "measured by pmbench" for a measured one.
 	Source string `json:"source,omitempty"`
-	// Model is the device model that NewDevice emulates: bandwidth per
+	// Model is the device model that New emulates: bandwidth per
 	// access type as a function of the number of concurrent accessors,
 	// the internal access granularity and latencies. Nil for a profile
 	// without one (format 1, or the dram profile: nothing to emulate).
@@ -98,7 +98,7 @@ func (p *Profile) Validate() error {
 func LoadProfile(path string) (*Profile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("persist: read profile: %w", err)
+		return nil, fmt.Errorf("device: read profile: %w", err)
 	}
 	var p Profile
 	if err := json.Unmarshal(b, &p); err != nil {
@@ -121,7 +121,7 @@ func (p *Profile) Save(path string) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("persist: write profile: %w", err)
+		return fmt.Errorf("device: write profile: %w", err)
 	}
 	_, werr := f.Write(append(b, '\n'))
 	err = errors.Join(werr, f.Close())
@@ -133,7 +133,7 @@ func (p *Profile) Save(path string) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("persist: write profile %s: %w", path, err)
+		return fmt.Errorf("device: write profile %s: %w", path, err)
 	}
 	return nil
 }

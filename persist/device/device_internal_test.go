@@ -1,4 +1,4 @@
-package persist
+package device
 
 import (
 	"container/heap"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -97,7 +98,7 @@ func (c *stepClock) now() float64     { return c.t }
 func (c *stepClock) sleep(ns float64) { c.t += ns }
 
 func simDevice(t testing.TB, p *Profile) (*Device, *simClock) {
-	d, err := NewDevice(p, &DeviceOptions{Burst: time.Nanosecond})
+	d, err := New(p, &Options{Burst: time.Nanosecond})
 	require.NoError(t, err)
 	c := &simClock{}
 	d.clk = c
@@ -105,7 +106,7 @@ func simDevice(t testing.TB, p *Profile) (*Device, *simClock) {
 }
 
 func optane(t testing.TB) *Profile {
-	p, err := DeviceProfile("optane-1dimm")
+	p, err := Shipped("optane-1dimm")
 	require.NoError(t, err)
 	return p
 }
@@ -246,7 +247,7 @@ func TestDeviceGranularity(t *testing.T) {
 	r, _ = charged(func() { d.readRandN(10, 512) })
 	require.EqualValues(t, 10*(512+255), r)
 	mem := make([]byte, 1<<20)
-	aligned := mem[256-int(uintptr(ptrOf(mem))%256):][:100<<10]
+	aligned := mem[256-int(uintptr(unsafe.Pointer(unsafe.SliceData(mem)))%256):][:100<<10]
 	r, _ = charged(func() { d.readStrided(aligned, 100, 10) })
 	require.EqualValues(t, 400*256, r, "10-byte keys every 100 bytes: every unit")
 	r, _ = charged(func() { d.readStrided(aligned, 1000, 10) })
@@ -265,31 +266,6 @@ func TestDeviceLatency(t *testing.T) {
 	}
 	perRead := c.t / 1e5
 	require.InEpsilon(t, p.Model.ReadNs, perRead, 0.05)
-}
-
-// TestDeviceOff: a region without a device keeps its inline fast paths and
-// charges nothing; the dram profile is no device.
-func TestDeviceOff(t *testing.T) {
-	dram, err := OpenDevice("dram", nil)
-	require.NoError(t, err)
-	require.False(t, dram.Emulating())
-	for _, dev := range []*Device{nil, dram} {
-		r, err := Anonymous(1<<16, &Options{Device: dev})
-		require.NoError(t, err)
-		require.Nil(t, r.dev)
-		require.Empty(t, r.Info().Device)
-		require.NotEqual(t, kSim, r.kind, "no device: the region keeps its own kind")
-		require.NoError(t, r.Close())
-	}
-	d, err := OpenDevice("optane-1dimm", nil)
-	require.NoError(t, err)
-	r, err := Anonymous(1<<16, &Options{Device: d})
-	require.NoError(t, err)
-	defer r.Close()
-	require.Equal(t, kSim, r.kind)
-	require.False(t, r.fastNT)
-	require.Nil(t, r.Domain(), "an emulating mapping is still a real one")
-	require.Contains(t, r.String(), "emulating device optane-1dimm")
 }
 
 // TestDeviceLargeCharges: accessors that start together with one large
@@ -333,7 +309,7 @@ func TestDeviceSleepAccounting(t *testing.T) {
 		// times and owe 4 charges' cost at the end.
 		{size: 4 << 10, n: 32, sleeps: 4, unslept: 4 * 40960, pieceCostN: 40960},
 	} {
-		d, err := NewDevice(p, &DeviceOptions{Burst: time.Millisecond})
+		d, err := New(p, &Options{Burst: time.Millisecond})
 		require.NoError(t, err)
 		d.clk = &stepClock{}
 		const base = uintptr(1) << 30

@@ -1,4 +1,4 @@
-package persist
+package device
 
 import (
 	"fmt"
@@ -83,9 +83,9 @@ func At(c []Level, n int) float64 {
 	return c[len(c)-1].GBs
 }
 
-// DeviceOptions tune how a Device turns device time into sleeps. A nil
-// *DeviceOptions means the defaults.
-type DeviceOptions struct {
+// Options tune how a Device turns device time into sleeps. A nil
+// *Options means the defaults.
+type Options struct {
 	// MinSleep: an accessor sleeps once the device time it owes reaches
 	// this (default DefaultMinSleep); below it, the debt is carried to its
 	// next access. Larger means fewer, longer sleeps: less CPU, coarser
@@ -98,7 +98,7 @@ type DeviceOptions struct {
 	Burst time.Duration
 }
 
-// Defaults of DeviceOptions.
+// Defaults of Options.
 const (
 	DefaultMinSleep = 250 * time.Microsecond
 	DefaultBurst    = 2 * time.Millisecond
@@ -147,7 +147,7 @@ type Device struct {
 	wbuf  map[uint64]struct{} // units in the write buffer
 	wring []uint64            // the same, oldest first (FIFO eviction)
 	wpos  int
-	st    DeviceStats
+	st    Stats
 }
 
 // lane is one access class's virtual clock and accessor count.
@@ -159,8 +159,8 @@ type lane struct {
 	winStart float64
 }
 
-// DeviceStats are what a device was charged since it was made.
-type DeviceStats struct {
+// Stats are what a device was charged since it was made.
+type Stats struct {
 	Reads, Writes         int64         // charges (a call is charged in pieces of at most 64 KiB)
 	ReadBytes, WriteBytes int64         // bytes charged, in whole units (Granularity)
 	ReadTime, WriteTime   time.Duration // device time charged
@@ -180,7 +180,7 @@ func (c realClock) now() float64   { return float64(time.Since(c.epoch)) }
 func (realClock) sleep(ns float64) { time.Sleep(time.Duration(ns)) }
 func newRealClock() realClock      { return realClock{epoch: time.Now()} }
 
-// Name is the profile's device name (DeviceProfile's name for a shipped
+// Name is the profile's device name (Shipped's name for a shipped
 // one).
 func (d *Device) Name() string   { return d.name }
 func (d *Device) String() string { return d.name }
@@ -192,17 +192,17 @@ func (d *Device) Profile() Profile { return d.prof }
 // device and for the dram profile, whose regions run as without a device.
 func (d *Device) Emulating() bool { return d != nil && d.m != nil }
 
-// NewDevice returns an emulated device running the profile's Model. A
+// New returns an emulated device running the profile's Model. A
 // profile without a model (dram) gives a device that charges nothing:
 // a region mapped with it runs the code of a region without a device.
-func NewDevice(p *Profile, opts *DeviceOptions) (*Device, error) {
+func New(p *Profile, opts *Options) (*Device, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: nil profile for a device", ErrInvalid)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	o := DeviceOptions{MinSleep: DefaultMinSleep, Burst: DefaultBurst}
+	o := Options{MinSleep: DefaultMinSleep, Burst: DefaultBurst}
 	if opts != nil {
 		if opts.MinSleep < 0 || opts.Burst < 0 {
 			return nil, fmt.Errorf("%w: negative MinSleep or Burst", ErrInvalid)
@@ -241,7 +241,7 @@ func NewDevice(p *Profile, opts *DeviceOptions) (*Device, error) {
 }
 
 // Stats returns what the device was charged so far.
-func (d *Device) Stats() DeviceStats {
+func (d *Device) Stats() Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.st
