@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"github.com/braid-pm/braid/internal/numa"
 	"math"
 	"slices"
 	"sync"
@@ -36,6 +37,12 @@ type Model struct {
 	// k*ReadNs/n of device time.
 	ReadNs  float64 `json:"read_ns"`
 	WriteNs float64 `json:"write_ns"`
+	// RemoteRead and RemoteWrite are how many times more device time a
+	// read or a write costs when it comes from a CPU on another NUMA node
+	// than the device's (Options.NUMA): SKYE's O6 on Optane, 2.5 and 3
+	// (papers/002 §3). 0 or 1: no penalty.
+	RemoteRead  float64 `json:"remote_read,omitempty"`
+	RemoteWrite float64 `json:"remote_write,omitempty"`
 }
 
 // Level is one point of a bandwidth curve.
@@ -62,6 +69,8 @@ func (m *Model) validate() error {
 		return fmt.Errorf("%w: profile model write_buffer %d: want 0 to 1 GiB", ErrInvalid, m.WriteBuffer)
 	case m.ReadNs < 0 || m.WriteNs < 0 || math.IsInf(m.ReadNs+m.WriteNs, 0) || math.IsNaN(m.ReadNs+m.WriteNs):
 		return fmt.Errorf("%w: profile model latencies %g/%g ns: want >= 0", ErrInvalid, m.ReadNs, m.WriteNs)
+	case m.RemoteRead < 0 || m.RemoteWrite < 0 || m.RemoteRead > 100 || m.RemoteWrite > 100 || math.IsNaN(m.RemoteRead+m.RemoteWrite):
+		return fmt.Errorf("%w: profile model remote_read/remote_write %g/%g: want 0 (none) to 100", ErrInvalid, m.RemoteRead, m.RemoteWrite)
 	}
 	return nil
 }
@@ -96,6 +105,20 @@ type Options struct {
 	// which absorbs late wake-ups on a loaded machine. It makes the first
 	// Burst of a run free, so small runs should set it smaller.
 	Burst time.Duration
+	// NUMA places the device on a node: an access from a CPU on another
+	// node costs the model's RemoteRead/RemoteWrite times more device
+	// time. Nil: no node (every access local, as before NUMA was
+	// modelled).
+	NUMA *NUMA
+}
+
+// NUMA says where an emulated device sits.
+type NUMA struct {
+	// Node is the device's node.
+	Node int
+	// SysfsRoot is where the topology is read (default /sys): a test
+	// builds a fake two-node machine there (the node of a CPU).
+	SysfsRoot string
 }
 
 // Defaults of Options.
@@ -141,6 +164,10 @@ type Device struct {
 
 	minSleep, burst float64 // ns
 
+	node     int        // Options.NUMA's node, -1 for none
+	cpuNodes []int      // CPU -> node, from the topology (nil: no NUMA)
+	whereAmI func() int // the calling thread's CPU (numa.CPU; a test's fake)
+
 	mu    sync.Mutex
 	read  lane
 	write lane
@@ -165,6 +192,7 @@ type Stats struct {
 	ReadBytes, WriteBytes int64         // bytes charged, in whole units (Granularity)
 	ReadTime, WriteTime   time.Duration // device time charged
 	Sleeps                int64         // sleeps of the accessors
+	RemoteBytes           int64         // bytes charged from a CPU on another node (Options.NUMA)
 	Slept                 time.Duration // their total (asked for, not the late wake-ups)
 }
 
@@ -215,7 +243,12 @@ func New(p *Profile, opts *Options) (*Device, error) {
 		}
 	}
 	d := &Device{name: p.Device, prof: *p, clk: newRealClock(),
-		minSleep: float64(o.MinSleep), burst: float64(o.Burst)}
+		minSleep: float64(o.MinSleep), burst: float64(o.Burst), node: -1, whereAmI: numa.CPU}
+	if opts != nil && opts.NUMA != nil {
+		if err := d.place(opts.NUMA); err != nil {
+			return nil, err
+		}
+	}
 	if d.name == "" {
 		d.name = "device"
 	}
@@ -259,9 +292,10 @@ func (d *Device) chargeWrite(addr uintptr, n int) {
 	if n <= 0 {
 		return
 	}
+	f := d.remote(d.m.RemoteWrite)
 	now := d.clk.now()
 	d.mu.Lock()
-	d.charge(now, write, d.writtenUnits(uint64(addr), uint64(n)), 1)
+	d.charge(now, write, d.writtenUnits(uint64(addr), uint64(n)), 1, f)
 }
 
 // piece is the most device bytes one charge accounts at a time: a large
@@ -274,7 +308,7 @@ const piece = 64 << 10
 // charge accounts bytes in ops accesses of class, piece by piece (the
 // ops spread over the pieces). Called with d.mu held and now read before
 // it was taken; returns with it released.
-func (d *Device) charge(now float64, class int, bytes, ops int64) {
+func (d *Device) charge(now float64, class int, bytes, ops int64, f float64) {
 	for {
 		b, o := bytes, ops
 		if b > piece {
@@ -282,7 +316,7 @@ func (d *Device) charge(now float64, class int, bytes, ops int64) {
 			o = ops * piece / bytes
 		}
 		bytes, ops = bytes-b, ops-o
-		d.account(now, class, b, o)
+		d.account(now, class, b, o, f)
 		if bytes <= 0 {
 			return
 		}
@@ -327,15 +361,17 @@ func (d *Device) chargeRead(class int, bytes int64, ops int64) {
 	if bytes <= 0 {
 		return
 	}
+	f := d.remote(d.m.RemoteRead)
 	now := d.clk.now()
 	d.mu.Lock()
-	d.charge(now, class, bytes, ops)
+	d.charge(now, class, bytes, ops, f)
 }
 
 // account advances the lane of class by the cost of bytes in ops accesses
 // and sleeps the caller when it owes MinSleep or more. Called with d.mu
-// held; returns with it released. Stats count the pieces as calls.
-func (d *Device) account(now float64, class int, bytes, ops int64) {
+// held; returns with it released. Stats count the pieces as calls. f is
+// the remote factor (1 for a local access).
+func (d *Device) account(now float64, class int, bytes, ops int64, f float64) {
 	l, curve, lat := &d.read, d.m.SeqRead, 0.0
 	switch class {
 	case randRead:
@@ -351,6 +387,10 @@ func (d *Device) account(now float64, class int, bytes, ops int64) {
 	cost := float64(bytes) / bw
 	if lat > 0 {
 		cost = max(cost, float64(ops)*lat/float64(n))
+	}
+	if f > 1 {
+		cost *= f
+		d.st.RemoteBytes += bytes
 	}
 	l.busy = max(l.busy, now-d.burst) + cost
 	wait := l.busy - now

@@ -172,12 +172,14 @@ func optane1Profile() *Profile {
 			"6.9 GB/s with 6 readers, 5.85 GB/s random with 6, 2.2 GB/s writes with 3 writers, mixed I/O 3.31 GB/s with 2 readers + 1 writer. " +
 			"Interference 0.35 is derived from that mixed figure (the readers' share if the writer kept its 1.7 GB/s), not measured as such; " +
 			"the 1-writer point (1.7 GB/s) is chosen so that writes peak at 3-4 threads as Izraelevitz et al. show " +
-			"(SKYE O2 reports 2.2 GB/s from one thread with 512 B writes); points between the published ones are interpolated",
+			"(SKYE O2 reports 2.2 GB/s from one thread with 512 B writes); points between the published ones are interpolated. " +
+			"Remote access (a CPU on another NUMA node): SKYE O6, 3x lower write and 2.5x lower read throughput",
 		Model: &Model{
 			SeqRead:     []Level{{1, 3.9}, {2, 5.0}, {4, 6.0}, {6, 6.6}, {8, 6.4}, {12, 6.1}, {16, 5.8}},
 			RandRead:    []Level{{1, 2.1}, {2, 3.4}, {4, 5.0}, {6, 5.85}, {8, 5.8}, {12, 5.6}, {16, 5.4}},
 			Write:       []Level{{1, 1.7}, {2, 2.05}, {3, 2.2}, {4, 2.3}, {6, 2.0}, {8, 1.7}, {12, 1.4}, {16, 1.2}},
 			Granularity: 256, WriteBuffer: 16 << 10, ReadNs: 305, WriteNs: 94,
+			RemoteRead: 2.5, RemoteWrite: 3,
 		}})
 }
 
@@ -187,12 +189,13 @@ func optane6Profile() *Profile {
 		Source: "SKYE (papers/002) §3 summary for the 6 DIMMs of one node: 12.7 GB/s sequential write, falling to 10.5 GB/s " +
 			"with interleaving (O5), 31.5 GB/s random read; sequential read 6 x 6.6 GB/s (Izraelevitz et al. 2019; " +
 			"SKYE's 162 GB/s over 24 DIMMs is 6.75 per DIMM); unit, buffer (6 x 16 KiB), latencies and interference as optane-1dimm; " +
-			"the thread counts of the knees (writes ~12, reads ~24) are assumed from six DIMMs each peaking at 2-4 writers and 4-6 readers, not measured",
+			"the thread counts of the knees (writes ~12, reads ~24) are assumed from six DIMMs each peaking at 2-4 writers and 4-6 readers, not measured; remote access as optane-1dimm (SKYE O6)",
 		Model: &Model{
 			SeqRead:     []Level{{1, 4.0}, {2, 7.5}, {4, 14}, {8, 25}, {12, 32}, {16, 36}, {24, 39.6}, {32, 38}},
 			RandRead:    []Level{{1, 2.2}, {2, 4.2}, {4, 8.5}, {8, 17}, {12, 24}, {16, 28}, {24, 31.5}, {32, 30}},
 			Write:       []Level{{1, 2.0}, {2, 3.8}, {4, 7.0}, {8, 11.0}, {12, 12.7}, {16, 12.0}, {24, 10.5}, {32, 9.5}},
 			Granularity: 256, WriteBuffer: 6 * 16 << 10, ReadNs: 305, WriteNs: 94,
+			RemoteRead: 2.5, RemoteWrite: 3,
 		}})
 }
 
@@ -204,11 +207,13 @@ func cxlProfile() *Profile {
 			"SKYE (papers/002) §6.1: CXL-attached PM writes at 2.23 GB/s at most, with 4 writers and 512 B writes; " +
 			"§7: the memory-semantic SSD has a DRAM cache (like the XPBuffer) over coarse-grained SSD media. " +
 			"Assumed, not from the seeds: 4 KiB media unit, a 64 MiB write cache, the read curve's shape up to the 32 GB/s link, " +
-			"no read-under-write interference (the seeds give no figure)",
+			"no read-under-write interference (the seeds give no figure). " +
+			"No remote penalty: CXL memory is behind a link from every socket alike, and its curves are already those of that link",
 		Model: &Model{
 			SeqRead:     []Level{{1, 6}, {2, 11}, {4, 20}, {8, 30}, {16, 32}},
 			RandRead:    []Level{{1, 3}, {2, 6}, {4, 11}, {8, 19}, {16, 26}, {32, 30}},
 			Write:       []Level{{1, 1.1}, {2, 1.7}, {3, 2.0}, {4, 2.23}, {6, 2.1}, {8, 1.9}, {16, 1.6}},
 			Granularity: 4096, WriteBuffer: 64 << 20, ReadNs: 230,
+			RemoteRead: 1, RemoteWrite: 1,
 		}})
 }
