@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/persist/internal/simword"
 )
 
 // Flags modify Copy and Set, like libpmem's PMEM_F_MEM_* flags.
@@ -524,13 +525,13 @@ func Store64(b []byte, v uint64) {
 	if uintptr(p)&7 != 0 {
 		misaligned(p)
 	}
+	if simword.Active() && simword.Store(p, v) {
+		return // simulated memory: the simulator stores and notes it in one step
+	}
 	if is64bit {
 		*(*uint64)(p) = v // one store; see store64
 	} else {
 		store64(p, v)
-	}
-	if w := watching.Load(); w != nil {
-		watched(w, p, v) // a crash simulator notes the atomic store (watch.go)
 	}
 }
 
@@ -543,6 +544,11 @@ func Load64(b []byte) uint64 {
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	if uintptr(p)&7 != 0 {
 		misaligned(p)
+	}
+	if simword.Active() {
+		if v, ok := simword.Load(p); ok {
+			return v // simulated memory: the simulator sees who reads what
+		}
 	}
 	return atomic.LoadUint64((*uint64)(p))
 }

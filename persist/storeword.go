@@ -1,6 +1,10 @@
 package persist
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/braid-pm/braid/persist/internal/simword"
+)
 
 // StoreWord is Store64 for a word the caller has already checked: p is
 // 8-byte aligned and points into a Region's memory. It makes the same one
@@ -9,22 +13,24 @@ import "unsafe"
 // so it inlines into hot loops (fam's FAMB words: five stores per 16-byte
 // update). A misaligned p is a broken program, not bad input.
 func StoreWord(p *uint64, v uint64) {
+	if simword.Active() {
+		simStoreWord(p, v)
+		return
+	}
 	if is64bit {
 		*p = v // one store; see store64
 	} else {
 		store64(unsafe.Pointer(p), v)
 	}
-	if watching.Load() != nil {
-		watchedWord(p, v)
-	}
 }
 
-// watchedWord tells the watchers about a StoreWord (out of line, so that
-// StoreWord inlines).
+// simStoreWord is StoreWord while a simulator has memory registered: a
+// word of simulated memory goes to it (out of line, so that StoreWord
+// inlines).
 //
 //go:noinline
-func watchedWord(p *uint64, v uint64) {
-	if w := watching.Load(); w != nil {
-		watched(w, unsafe.Pointer(p), v)
+func simStoreWord(p *uint64, v uint64) {
+	if !simword.Store(unsafe.Pointer(p), v) {
+		store64(unsafe.Pointer(p), v)
 	}
 }

@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -32,7 +33,14 @@ type state struct {
 	inImage   int // > 0 while a check runs: its findings are not the workload's
 	replayHit bool
 	replayErr error
+
+	sched      int      // the schedule running (concurrent workloads)
+	est        int      // scheduling decisions in schedule 0 (PCT's estimate)
+	cur        *machine // the workload's machine running
+	concurrent bool     // some schedule started threads
 }
+
+func (st *state) curConc() bool { return st.cur != nil && st.cur.sched.active() }
 
 func (st *state) finding(kind string, skip int, detail string) {
 	if st.dry || st.inImage > 0 {
@@ -141,10 +149,74 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, sco
 		st.report.Replayed = os.Getenv(ReplayEnv)
 	}
 	start := time.Now()
+	werr := st.runSchedules(workload)
+	rep := st.report
+	rep.Elapsed = time.Since(start)
+	st.collectFindings()
+	switch {
+	case werr != nil:
+		return rep, werr
+	case st.replayErr != nil:
+		return rep, st.replayErr
+	case st.replay != nil && !st.replayHit:
+		return rep, fmt.Errorf("%w: %s: crash point seq=%d was not reached (the run had %d events): %s", ErrConfig, ReplayEnv, st.replay.seq, st.events, st.replay.why)
+	}
+	return rep, nil
+}
 
+// runSchedules runs the workload once, and, when it started threads
+// (Run.Go), again under every other schedule of Config.Schedules until
+// one fails (all with KeepGoing). A replay runs its schedule only.
+func (st *state) runSchedules(workload func(*Run) error) error {
+	first, n := 0, st.cfg.Schedules
+	if st.replay != nil {
+		first, n = st.replay.sched, st.replay.sched+1
+		st.est = st.replay.steps
+		st.replay.why = "the code or the test changed since the failure was printed"
+	}
+	for k := first; k < n; k++ {
+		st.sched = k
+		m, err := st.runOnce(workload, k)
+		if err != nil {
+			return err
+		}
+		conc := m.sched.active()
+		if conc {
+			rep := st.report
+			rep.Schedules++
+			rep.Threads = max(rep.Threads, len(m.sched.threads))
+			rep.Switches += m.sched.switches
+			if k == 0 {
+				st.est = m.sched.steps
+			}
+			st.concurrent = true
+			st.report.Blocked += m.sched.blocked
+			if st.replay != nil && m.sched.blocked > 0 {
+				st.replay.why = fmt.Sprintf("the code or the test changed since the failure was printed, or the interleaving differed: goroutines blocked in Go's synchronization %d times, and a lock released and taken again between two scheduling points may go to either goroutine", m.sched.blocked)
+			}
+			if st.replay != nil && len(m.sched.unmanaged) > 0 {
+				st.replay.why = fmt.Sprintf("the code or the test changed since the failure was printed, or the interleaving differed: %d goroutines not started with Run.Go reached the simulator, and only Run.Go's are scheduled reproducibly", len(m.sched.unmanaged))
+			} else if st.replay != nil && m.sched.blocked == 0 {
+				st.replay.why = "the code or the test changed since the failure was printed (the schedule replays exactly whatever GOMAXPROCS)"
+			}
+		}
+		m.close()
+		if !conc || st.stopped {
+			break
+		}
+	}
+	return nil
+}
+
+// runOnce runs the workload under schedule k (with SampleFences, once
+// more beforehand to count its fences) and returns its machine, to close.
+func (st *state) runOnce(workload func(*Run) error, k int) (*machine, error) {
+	c := &st.cfg
+	st.events = 0
 	if c.SampleFences > 0 && st.replay == nil {
 		st.dry = true
-		m, err := st.newWorkloadMachine()
+		st.keys = st.keys[:0]
+		m, err := st.newWorkloadMachine(k)
 		if err != nil {
 			return nil, err
 		}
@@ -156,8 +228,7 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, sco
 		st.sample = sampleFences(st.keys, c.SampleFences, c.Seed)
 		st.dry, st.events = false, 0
 	}
-
-	m, err := st.newWorkloadMachine()
+	m, err := st.newWorkloadMachine(k)
 	if err != nil {
 		return nil, err
 	}
@@ -167,20 +238,31 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, sco
 		m.crashPoint(Point{Kind: KindEnd, Label: m.lastLabel}, 1)
 		m.mu.Unlock()
 	}
-	rep := st.report
-	rep.Fences = m.fences
-	rep.Elapsed = time.Since(start)
-	st.collectFindings()
-	m.close()
-	switch {
-	case werr != nil:
-		return rep, fmt.Errorf("crash: workload: %w", werr)
-	case st.replayErr != nil:
-		return rep, st.replayErr
-	case st.replay != nil && !st.replayHit:
-		return rep, fmt.Errorf("%w: %s: crash point seq=%d was not reached (the run had %d events): the code or the test changed since the failure was printed", ErrConfig, ReplayEnv, st.replay.seq, st.events)
+	st.report.Fences = max(st.report.Fences, m.fences)
+	if werr != nil {
+		m.close()
+		return nil, fmt.Errorf("crash: workload: %w", werr)
 	}
-	return rep, nil
+	return m, nil
+}
+
+// key is a replay key with the schedule of a concurrent run.
+func (st *state) key(k string) string {
+	if st.curConc() {
+		if p, _ := schedulePolicy(st.sched); p == policyPCT {
+			return fmt.Sprintf("%s sched=%d steps=%d", k, st.sched, st.est)
+		}
+		return fmt.Sprintf("%s sched=%d", k, st.sched)
+	}
+	return k
+}
+
+// schedule names the schedule of a concurrent run ("" for one goroutine).
+func (st *state) schedule() string {
+	if st.curConc() {
+		return fmt.Sprintf("%s, goroutine %d's turn", schedName(st.sched), st.cur.sched.turnID())
+	}
+	return ""
 }
 
 func (st *state) collectFindings() {
@@ -200,8 +282,10 @@ func (st *state) collectFindings() {
 	})
 }
 
-func (st *state) newWorkloadMachine() (*machine, error) {
+func (st *state) newWorkloadMachine(k int) (*machine, error) {
 	m := newMachine(st, 0, true)
+	m.sched = newSched(m, st.cfg.Seed, k, st.est)
+	st.cur = m
 	for i, spec := range st.cfg.Regions {
 		store, live, media, track, err := newStore(spec.Size)
 		if err != nil {
@@ -249,8 +333,17 @@ func (m *machine) close() {
 	}
 }
 
+// runWorkload runs the workload and waits for its threads.
 func runWorkload(m *machine, workload func(*Run) error) error {
-	return guarded("panic", func() error { return workload(&Run{m: m}) })
+	err := guarded("panic", func() error { return workload(&Run{m: m}) })
+	if m.sched.active() {
+		m.sched.wait()
+		m.sched.close()
+		m.sched.mu.Lock()
+		err = errors.Join(append([]error{err}, m.sched.errs...)...)
+		m.sched.mu.Unlock()
+	}
+	return err
 }
 
 // guarded runs fn and returns a panic in it as an error: a regionError

@@ -94,7 +94,13 @@ type Config struct {
 	NoShrink bool
 	// Poison, when set, poisons a seeded random range of every crash
 	// image before the check runs (poison.go: the poison model).
-	Poison *Poison
+	Poison *Poison // Schedules is how many interleavings of a concurrent workload (one
+	// that starts goroutines with Run.Go) are run, each a full run with
+	// its crash points: even-numbered ones pick a seeded random thread at
+	// every scheduling point, odd-numbered ones follow seeded thread
+	// priorities with 1 to 3 priority changes (PCT). A workload that
+	// starts no thread runs once. 0 means DefaultSchedules.
+	Schedules int
 }
 
 // Spec describes one simulated region.
@@ -131,6 +137,7 @@ const (
 	DefaultMaxImages       = 96
 	DefaultPairs           = 200
 	DefaultRecoveryCrashes = 1
+	DefaultSchedules       = 12
 )
 
 // Tear is the tearing model of words not written atomically.
@@ -180,6 +187,9 @@ func (c *Config) withDefaults() (Config, error) {
 	if d.Pairs == 0 {
 		d.Pairs = DefaultPairs
 	}
+	if d.Schedules == 0 {
+		d.Schedules = DefaultSchedules
+	}
 
 	if d.Tear == TearDefault {
 		d.Tear = Tear4
@@ -200,6 +210,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("%w: Strength %d: covering arrays of strength 2 and 3 are built (negative: none)", ErrConfig, d.Strength)
 	case d.Tear > Tear1:
 		return d, fmt.Errorf("%w: unknown Tear %d", ErrConfig, d.Tear)
+	case d.Schedules < 0:
+		return d, fmt.Errorf("%w: Schedules %d < 0", ErrConfig, d.Schedules)
 	case d.SampleFences < 0:
 		return d, fmt.Errorf("%w: SampleFences %d < 0", ErrConfig, d.SampleFences)
 	case d.Points&^(AtFences|AtBoundaries|AtClose|AtEnd) != 0:

@@ -16,7 +16,8 @@
 //	ordinary store                 the word is dirty: after a crash it may or may not have reached media
 //	Flush (CLWB)                   each word of the lines is captured with its value now; a later store is not covered
 //	streaming store (Copy/Set NT)  only the words written are captured
-//	fence (Drain, end of Persist)  captured words reach media, in every region of the test (fences are global)
+//	fence (Drain, end of Persist)  the words its goroutine captured reach media, in every region of the test
+//	                               (SFENCE for its core); another goroutine's captures stay in flight
 //	ModeEADR                       a fence makes every store so far durable; between two fences any subset of
 //	                               the stores may survive (stricter than x86, which keeps their program order)
 //	ModeMsync                      a Flush syncs its whole pages: captures them and fences
@@ -33,10 +34,38 @@
 //
 // Not explored: a value stored and overwritten between two flushes (which
 // a cache eviction at the wrong moment could persist) — only media, the
-// captured values and the live value are; a line torn with LineAtomic; the
-// stores of concurrent goroutines in a reproducible order (a crash image
-// holds what they had stored when the crash point came: use
-// single-goroutine workloads to reproduce).
+// captured values and the live value are; a line torn with LineAtomic.
+//
+// # Concurrent workloads
+//
+// Goroutines the workload starts with Run.Go (threads) run one at a time
+// and change turns at scheduling points, in an order the seed and the
+// schedule choose, so a failure replays exactly from its printed command
+// at any GOMAXPROCS:
+//
+//	scheduling points     persist.Store64, StoreWord and Load64 into a simulated region, Flush, streaming stores
+//	                      (Copy/Set), fences, Run.Go, Run.Yield, Run.Boundary, Run.Durable, Run.Crash
+//	schedules             Config.Schedules (12) full runs of the workload: in turn seeded random (a random ready
+//	                      thread at every point), PCT with 1-3 priority changes spread over the run, PCT with
+//	                      1-3 early changes; a workload that starts no thread runs once
+//	a thread's fence      makes only that thread's flushes and streaming stores durable (SFENCE is per core);
+//	                      another thread's flush of the same line writes back the whole line, words of others too
+//	Go's synchronization  not a fence: on amd64 a locked instruction (Mutex.Unlock, a channel operation,
+//	                      atomic.Store) orders earlier CLWBs as SFENCE does, on arm64 it does not, and braid's
+//	                      code calls Drain; code that relies on it is reported as a missing fence
+//	Run.Durable           the calling thread's own stores must be durable (words other threads wrote are theirs),
+//	                      and every value it read with persist.Load64 that another thread stored and had not
+//	                      made durable: else a persistency race, reported with both call sites
+//	blocking              a thread blocked in Go's synchronization (a sync.Mutex, a channel) is seen in the
+//	                      runtime's goroutine states and the turn passes on; exact replays need threads to wait
+//	                      with Run.Yield (a Mutex released and taken again between two points may go to either
+//	                      thread, and the replay then says so)
+//	other goroutines      goroutines a structure starts itself are not scheduled: their operations count as
+//	                      the thread's with the turn (one core among them, fences global as before), and a
+//	                      replay that depends on their timing says so
+//
+// A workload that starts no thread is simulated exactly as before: one
+// goroutine, whatever goroutines it starts itself act as it.
 //
 // # The poison model
 //

@@ -96,7 +96,8 @@ func (st *state) failImage(m *machine, pt Point, plan *imagePlan, i, class int, 
 	if f.Recovery != nil {
 		rseq = f.Recovery.Seq
 	}
-	f.ReplayKey = replayKey(pt.Seq, i, plan.units, choice, rseq, f.RecoveryImage)
+	f.ReplayKey = st.key(replayKey(pt.Seq, i, plan.units, choice, rseq, f.RecoveryImage))
+	f.Schedule = st.schedule()
 	if st.scope != nil {
 		f.Replay = st.scope.cmd(f.ReplayKey)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/persist/internal/simword"
 )
 
 // A machine is a set of simulated regions that share fences and crash
@@ -39,6 +40,12 @@ type machine struct {
 	// crash at the end of the workload names.
 	lastFence stackAt
 	lastLabel string
+
+	// Concurrent workloads (depth 0): the scheduler of Run.Go's threads
+	// and the reads that may race with persistence (conc.go).
+	sched *sched
+	reads []pendingRead
+	seq   uint32 // captures and reads so far
 }
 
 // simRegion is one simulated region: the memory the program sees (live),
@@ -62,20 +69,24 @@ type simRegion struct {
 	track    dirtyTracker  // when set: the pages of live that may differ from media
 
 	// The words stored atomically (persist.Store64, streaming stores),
-	// with the last value each was so given; told by persist.WatchStore64
-	// from whatever goroutine stored, hence its own lock.
-	atomicMu  sync.Mutex
+	// with the last value each was so given: the simulator makes
+	// persist.Store64's stores into the region itself (simword), under
+	// the machine's lock.
 	atomicW   map[int32]uint64
 	stopWatch func()
+	conc      *concState // once threads exist (conc.go)
 }
 
 // capture is one 8-byte word flushed or streamed and not yet fenced, with
 // its value at that moment; event groups the words of one line write-back;
-// atomic says the value was stored with one 8-byte store.
+// atomic says the value was stored with one 8-byte store; th is the
+// thread that flushed it, whose fence makes it durable.
 type capture struct {
 	word   int32
 	event  int32
 	val    uint64
+	th     int32
+	seq    uint32 // when it was taken (concurrent workloads: see pendingRead)
 	atomic bool
 }
 
@@ -107,7 +118,7 @@ func (m *machine) addRegion(spec Spec, live, media []byte, store imageStore) (*s
 		s.media, s.mediaW = media, words(media)
 		s.pendBits = make([]uint64, (len(live)/8+63)/64)
 		s.atomicW = map[int32]uint64{}
-		s.stopWatch = persist.WatchStore64(live, s.storedAtomic)
+		s.stopWatch = simword.Register(live, s)
 	}
 	r, err := persist.NewSimulated(live, m.run.cfg.Mode, s, spec.Options)
 	if err != nil {
@@ -152,32 +163,34 @@ func (e *regionError) Unwrap() error { return ErrConfig }
 
 func (s *simRegion) pending(w int) bool { return s.pendBits[w>>6]&(1<<(uint(w)&63)) != 0 }
 
-// lastPending returns the newest captured value of word w.
-func (s *simRegion) lastPending(w int) uint64 {
+// lastPending returns the newest value of word w captured by thread th.
+func (s *simRegion) lastPending(w int, th int32) (uint64, bool) {
 	for i := len(s.pend) - 1; i >= 0; i-- {
-		if int(s.pend[i].word) == w {
-			return s.pend[i].val
+		if c := &s.pend[i]; int(c.word) == w && c.th == th {
+			return c.val, true
 		}
 	}
-	panic("crash: pending bit without a capture")
+	return 0, false
 }
 
-// captureWord records word w's live value as in flight; it reports whether
-// that adds anything (a value not already on media or in flight last).
-// streamed says a streaming store wrote it: atomically.
-func (s *simRegion) captureWord(w int, ev int32, streamed bool) bool {
-	v := s.liveW[w]
+// captureWord records word w's live value as in flight for thread th; it
+// reports whether that adds anything (a value not already on media or in
+// flight last for th). streamed says a streaming store wrote it:
+// atomically.
+func (s *simRegion) captureWord(w int, ev int32, streamed bool, th int32) bool {
+	v := loadWord(s.liveW, w)
 	if streamed {
 		s.storedAtomic(8*w, v)
 	}
+	last, ok := uint64(0), false
 	if s.pending(w) {
-		if s.lastPending(w) == v {
-			return false
-		}
-	} else if v == s.mediaW[w] {
+		last, ok = s.lastPending(w, th)
+	}
+	if ok && last == v || !ok && v == s.mediaW[w] && !s.pending(w) {
 		return false
 	}
-	s.pend = append(s.pend, capture{word: int32(w), event: ev, val: v, atomic: streamed || s.storedAtomically(w, v)})
+	s.m.seq++
+	s.pend = append(s.pend, capture{word: int32(w), event: ev, val: v, th: th, seq: s.m.seq, atomic: streamed || s.storedAtomically(w, v)})
 	s.pendBits[w>>6] |= 1 << (uint(w) & 63)
 	return true
 }
@@ -188,18 +201,14 @@ func (s *simRegion) storedAtomic(off int, v uint64) {
 	if off&7 != 0 {
 		return // persist.Store64 refuses unaligned words; not ours
 	}
-	s.atomicMu.Lock()
 	s.atomicW[int32(off/8)] = v
-	s.atomicMu.Unlock()
 }
 
 // storedAtomically reports whether word w holds v from an atomic store:
 // the last one made to it stored v. (An ordinary store of the same value
 // afterwards cannot be told apart; it changes nothing a crash could show.)
 func (s *simRegion) storedAtomically(w int, v uint64) bool {
-	s.atomicMu.Lock()
 	a, ok := s.atomicW[int32(w)]
-	s.atomicMu.Unlock()
 	return ok && a == v
 }
 
@@ -210,15 +219,19 @@ func (s *simRegion) Flush(off, n int) {
 	if !m.tracking {
 		return
 	}
+	if m.depth == 0 {
+		m.sched.point()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	th := m.sched.turnID()
 	lo := off &^ 63
 	hi := min((off+n+63)&^63, len(s.live))
 	useful := false
 	flushLine := func(line int) {
 		s.event++
 		for w := line / 8; w < line/8+8 && w < len(s.liveW); w++ {
-			if s.captureWord(w, s.event, false) {
+			if s.captureWord(w, s.event, false, th) {
 				useful = true
 			}
 		}
@@ -260,15 +273,19 @@ func (s *simRegion) Stream(off, n int) {
 	if !m.tracking {
 		return
 	}
+	if m.depth == 0 {
+		m.sched.point()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	th := m.sched.turnID()
 	line := -1
 	for w := off / 8; w < (off+n)/8 && w < len(s.liveW); w++ {
 		if w/8 != line {
 			line = w / 8
 			s.event++
 		}
-		s.captureWord(w, s.event, true)
+		s.captureWord(w, s.event, true, th)
 	}
 }
 
@@ -279,6 +296,9 @@ func (s *simRegion) Fence() {
 	if !m.tracking {
 		return
 	}
+	if m.depth == 0 {
+		m.sched.point()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.fences++
@@ -286,10 +306,12 @@ func (s *simRegion) Fence() {
 		m.lastFence.capture(2)
 	}
 	m.crashPoint(Point{Kind: KindFence, Fence: m.fences}, 2)
-	m.applyFence(2)
+	m.applyFence(2, m.sched.turnID())
 }
 
-func (m *machine) applyFence(skip int) {
+// applyFence makes what thread th flushed and streamed durable (as SFENCE
+// does for its core); with eADR, every store so far.
+func (m *machine) applyFence(skip int, th int32) {
 	any := false
 	if m.run.cfg.Mode == persist.ModeEADR {
 		// Every store so far is durable. Pages equal to media are
@@ -301,12 +323,19 @@ func (m *machine) applyFence(skip int) {
 			}
 			r.clearPending()
 		}
+		m.reads = m.reads[:0] // every value read is durable now
 		if !any {
 			m.run.finding(KindRedundantFence, skip+1, "nothing stored since the previous fence")
 		}
 		return
 	}
 	for _, r := range m.regions {
+		if r.conc != nil {
+			if r.fenceThread(th) {
+				any = true
+			}
+			continue
+		}
 		if len(r.pend) > 0 {
 			any = true
 		}

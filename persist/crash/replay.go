@@ -15,6 +15,9 @@ import (
 // "drop=K,K-L" (every unit survived but these; a keep= beside it names
 // units at another candidate). "rseq=R rimage=J" is a crash during
 // recovery, "durable" a durability point that found data not durable, and
+// "sched=S steps=N" the schedule of a concurrent workload (Run.Go; N,
+// for a PCT schedule, the decisions of schedule 0 it spread its priority
+// changes over), and
 // "test=NAME call=C" the Test call it belongs to (other calls run
 // normally). Failures print the exact command line; Failure.ReplayKey
 // holds the value.
@@ -23,11 +26,13 @@ const ReplayEnv = "BRAID_CRASH_REPLAY"
 // replay is a parsed ReplayEnv.
 type replay struct {
 	seq, image, rseq, rimage int
+	sched, steps             int      // the schedule of a concurrent workload; PCT's estimate
 	exact                    bool     // keep= or drop= given: the image as reported
 	base                     bool     // drop= form: every unit survived unless listed
 	keep                     [][2]int // unit, candidate (-1: the newest)
 	drop                     []int    // units lost
 	durable                  bool
+	why                      string // why a replay may not fit the run (set by the run)
 	test                     string // the Test it belongs to ("" for Check)
 	call                     int
 }
@@ -37,7 +42,7 @@ func parseReplay(s string) (*replay, error) {
 		return nil, nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("%w: %s=%q: %s (want seq=N image=I [keep=K,K:C,K-L,...] [drop=K,K-L,...] [rseq=R rimage=J] [durable] [test=NAME call=C])", ErrConfig, ReplayEnv, s, why)
+		return fmt.Errorf("%w: %s=%q: %s (want seq=N image=I [keep=K,K:C,K-L,...] [drop=K,K-L,...] [rseq=R rimage=J] [durable] [sched=S [steps=N]] [test=NAME call=C])", ErrConfig, ReplayEnv, s, why)
 	}
 	r := &replay{image: -1, rimage: -1}
 	for _, f := range strings.Fields(s) {
@@ -76,6 +81,10 @@ func parseReplay(s string) (*replay, error) {
 			r.rimage = n
 		case "call":
 			r.call = n
+		case "sched":
+			r.sched = n
+		case "steps":
+			r.steps = n
 		default:
 			return nil, bad(fmt.Sprintf("unknown key %q", k))
 		}
@@ -182,7 +191,7 @@ func (r *replay) apply(units []unit, choice []int) error {
 		}
 	}
 	missing := func(what string) error {
-		return fmt.Errorf("%w: %s: %s does not exist at crash point seq=%d (%d units): the code or the test changed since the failure was printed", ErrConfig, ReplayEnv, what, r.seq, len(units))
+		return fmt.Errorf("%w: %s: %s does not exist at crash point seq=%d (%d units): %s", ErrConfig, ReplayEnv, what, r.seq, len(units), r.why)
 	}
 	for _, u := range r.drop {
 		if u >= len(units) {

@@ -66,6 +66,11 @@ type Failure struct {
 	// ReplayKey is the ReplayEnv value that replays this failure (with
 	// Check: set the variable and call Check again).
 	ReplayKey string
+	// Schedule names the interleaving of a concurrent workload (Run.Go)
+	// the failure came in and the goroutine whose turn it was (0 is the
+	// workload's, 1 the first Run.Go): "schedule 3 (PCT, 2 priority
+	// changes), goroutine 2's turn"; "" for one goroutine.
+	Schedule string
 }
 
 // Summary is a one-line description.
@@ -87,6 +92,9 @@ func (f *Failure) Error() string {
 	var b strings.Builder
 	if f.NotDurable != nil {
 		fmt.Fprintf(&b, "crash: at %s: %v\n", f.Point, f.Err)
+		if f.Schedule != "" {
+			fmt.Fprintf(&b, "  in %s, seed %d\n", f.Schedule, f.Seed)
+		}
 		if f.Replay != "" {
 			fmt.Fprintf(&b, "  replay: %s\n", f.Replay)
 		}
@@ -98,6 +106,9 @@ func (f *Failure) Error() string {
 	}
 	fmt.Fprintf(&b, "crash: check failed after a crash at %s\n", f.Point)
 	fmt.Fprintf(&b, "  image %d of %d (%s), seed %d\n", f.Image, f.Images, mode, f.Seed)
+	if f.Schedule != "" {
+		fmt.Fprintf(&b, "  in %s\n", f.Schedule)
+	}
 	if len(f.Lost) > 0 && len(f.Lost) < len(f.Survived) {
 		fmt.Fprintf(&b, "  survived (reached media beyond the last fence): %d words, all dirty words but these\n", len(f.Survived))
 		writeWords(&b, "lost (did not reach media)", f.Lost)
@@ -186,6 +197,13 @@ type Report struct {
 	// Replayed is the ReplayEnv value this run replayed ("" for a full
 	// run).
 	Replayed string
+	// Concurrent workloads (Run.Go): the schedules run (each a full run
+	// of the workload), the most threads in one, and the changes of turn
+	// in all.
+	Schedules, Threads, Switches int
+	// Blocked counts the turns passed on because the goroutine with the
+	// turn blocked in Go's synchronization (a sync.Mutex, a channel).
+	Blocked int
 }
 
 // Failed reports whether any failure was found.
@@ -205,6 +223,9 @@ func (r *Report) String() string {
 		r.RecoveryPoints, r.RecoveryImages, r.Elapsed.Round(time.Millisecond), rate, len(r.Failures))
 	if r.Replayed != "" {
 		fmt.Fprintf(&b, " (replay of %s)", r.Replayed)
+	}
+	if r.Schedules > 0 {
+		fmt.Fprintf(&b, "; %d schedules of %d goroutines, %d changes of turn (%d on blocking)", r.Schedules, r.Threads, r.Switches, r.Blocked)
 	}
 	if r.Replayed == "" && r.Points > 0 {
 		b.WriteString("\n  " + r.Coverage.String())

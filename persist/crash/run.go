@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/braid-pm/braid/persist"
@@ -33,18 +34,25 @@ func (w *Run) Reopen(name string) *persist.Region {
 // end of the workload.
 func (w *Run) Boundary(label string) {
 	m := w.m
+	m.sched.point()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.lastLabel = label
 	m.crashPoint(Point{Kind: KindBoundary, Label: label}, 2)
 }
 
-// Durable marks a durability point: everything the workload wrote so far
-// must be durable now (an operation has returned to its caller, say). A
-// store not yet flushed and fenced is reported as a failure, with a
-// replay key like any other. It is also an operation boundary.
+// Durable marks a durability point: everything the calling goroutine
+// wrote so far must be durable now (an operation has returned to its
+// caller, say), and every value it read with persist.Load64 that another
+// goroutine (Run.Go) stored must be durable too — else it acknowledged
+// what a crash can take back (a persistency race). A store not yet
+// flushed and fenced is reported as a failure, a race with both call
+// sites, each with a replay key like any other. Words other goroutines
+// (Run.Go) wrote are theirs to make durable. It is also an operation
+// boundary.
 func (w *Run) Durable(label string) {
 	m := w.m
+	m.sched.point()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.lastLabel = label
@@ -55,17 +63,33 @@ func (w *Run) Durable(label string) {
 		if replayed {
 			st.replayHit = true
 		}
+		th := m.sched.turnID()
+		if m.sched.active() {
+			m.attributeLocked(int(th))
+		}
 		var dirty []Word
 		for _, s := range m.regions {
-			dirty = append(dirty, s.dirtyWords(8)...)
+			dirty = append(dirty, s.ownDirty(th, 8)...)
 		}
-		if len(dirty) > 0 {
+		var err error
+		if races := m.racesOf(th); len(races) > 0 {
+			err = errors.New(describeRace(label, races))
+			m.dropReads(th)
+		} else if len(dirty) > 0 {
+			err = fmt.Errorf("written but not durable at durability point %q: %s", label, describeWords(dirty))
+		}
+		if err != nil {
 			site, fn, caller, _ := callSite(2)
 			f := &Failure{
 				Point:      Point{Seq: seq, Kind: KindDurable, Label: label, Fence: m.fences, Site: site, Func: fn, Caller: caller},
 				NotDurable: dirty,
-				Err:        fmt.Errorf("written but not durable at durability point %q: %s", label, describeWords(dirty)),
-				ReplayKey:  fmt.Sprintf("seq=%d durable", seq),
+				Err:        err,
+				ReplayKey:  st.key(fmt.Sprintf("seq=%d durable", seq)),
+				Schedule:   st.schedule(),
+				Seed:       st.cfg.Seed,
+			}
+			if f.NotDurable == nil {
+				f.NotDurable = []Word{}
 			}
 			if st.scope != nil {
 				f.Replay = st.scope.cmd(f.ReplayKey)
@@ -76,9 +100,38 @@ func (w *Run) Durable(label string) {
 	m.crashPoint(Point{Kind: KindDurable, Label: label}, 2)
 }
 
+// Go starts fn as a goroutine the harness schedules (a thread): the
+// workload's goroutines then run one at a time and change turns at
+// persist operations (Store64, Load64, flushes, streaming stores, fences)
+// and at Run's own calls, in an order the seed and the schedule number
+// choose (Config.Schedules). Each thread's flushes are made durable only
+// by its own fences. An error or panic of fn is the workload's error.
+// The workload waits for its threads with Wait, or when it returns.
+func (w *Run) Go(fn func() error) {
+	m := w.m
+	if m.sched == nil {
+		panic("crash: Run.Go outside the workload")
+	}
+	if !m.sched.active() {
+		m.enableConc()
+	}
+	m.sched.spawn(fn)
+	m.sched.point()
+}
+
+// Yield is a scheduling point where the caller cannot progress by itself
+// (a spin loop waiting for another thread): another ready thread runs
+// first, if there is one.
+func (w *Run) Yield() { w.m.sched.pointAt(true) }
+
+// Wait waits until every thread started with Go is done. Only the
+// workload's own goroutine waits.
+func (w *Run) Wait() { w.m.sched.wait() }
+
 // Crash is a crash point on demand: always tested.
 func (w *Run) Crash(label string) {
 	m := w.m
+	m.sched.point()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.crashPoint(Point{Kind: KindCrash, Label: label}, 2)
