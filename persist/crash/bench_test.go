@@ -129,3 +129,45 @@ func checkLoop(b *testing.B, cfg crash.Config, wl func(*crash.Run) error) int {
 	}
 	return images
 }
+
+// BenchmarkConcurrentPoint measures a crash point of a concurrent
+// workload against the same work on one goroutine: b.N persisted 8-byte
+// stores (a Store64, a flush and a fence each: three scheduling points)
+// over 16 pages of a 64 KiB region, a crash point at every fence,
+// MaxImages 1, one schedule; threads=2 splits them between two Run.Go
+// goroutines. ns/op is the cost of one such store and its crash point.
+func BenchmarkConcurrentPoint(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			cfg := crash.Config{Regions: []crash.Spec{{Name: "r", Size: 64 << 10}}, MaxImages: 1, RecoveryCrashes: -1, Schedules: 1}
+			wl := func(w *crash.Run) error {
+				r := w.Region("r")
+				buf := r.Bytes()
+				run := func(id, n int) error {
+					for i := 0; i < n; i++ {
+						off := ((i*threads+id)%16)*4096 + 8*id
+						persist.Store64(buf[off:], uint64(i)+1)
+						if err := r.Persist(buf[off : off+8]); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				b.ResetTimer()
+				if threads == 1 {
+					return run(0, b.N)
+				}
+				for id := range threads {
+					w.Go(func() error { return run(id, b.N/threads) })
+				}
+				w.Wait()
+				b.StopTimer()
+				return nil
+			}
+			rep, err := crash.Check(cfg, wl, func(img *crash.Image) error { return nil })
+			if err != nil || rep.Failed() {
+				b.Fatal(err, rep)
+			}
+		})
+	}
+}

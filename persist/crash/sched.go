@@ -432,7 +432,8 @@ func goroutineStates() map[uint64]string {
 		buf = make([]byte, 2*len(buf))
 	}
 	out := map[uint64]string{}
-	for _, line := range bytes.Split(buf, []byte("\n")) {
+	lines := bytes.Split(buf, []byte("\n"))
+	for i, line := range lines {
 		rest, ok := bytes.CutPrefix(line, []byte("goroutine "))
 		if !ok {
 			continue
@@ -445,8 +446,11 @@ func goroutineStates() map[uint64]string {
 		if err != nil {
 			continue
 		}
-		if i := bytes.IndexAny(st, ",]"); i >= 0 {
-			st = st[:i]
+		if j := bytes.IndexAny(st, ",]"); j >= 0 {
+			st = st[:j]
+		}
+		if string(st) == "runnable" && i+1 < len(lines) && bytes.HasPrefix(lines[i+1], []byte("runtime.Gosched(")) {
+			st = []byte("gosched") // a spin loop's yield: waiting for another goroutine
 		}
 		out[n] = string(st)
 	}
@@ -454,10 +458,12 @@ func goroutineStates() map[uint64]string {
 }
 
 // blockedState reports whether a goroutine in this wait state waits for
-// another goroutine (not for time or I/O, which end by themselves).
+// another goroutine (not for time or I/O, which end by themselves). A
+// goroutine seen yielding in runtime.Gosched is taken for a spin loop
+// waiting for another (a lock held by a thread waiting for its turn).
 func blockedState(st string) bool {
 	switch st {
-	case "semacquire", "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock", "sync.Cond.Wait",
+	case "gosched", "semacquire", "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock", "sync.Cond.Wait",
 		"sync.WaitGroup.Wait", "chan receive", "chan send", "select", "chan receive (nil chan)",
 		"chan send (nil chan)", "select (no cases)":
 		return true
