@@ -21,6 +21,7 @@ import (
 type Iter struct {
 	l     *Log
 	off   int
+	at    int // offset of the current entry
 	epoch uint64
 	seq   uint64
 	buf   []byte
@@ -80,7 +81,7 @@ func (it *Iter) Next() bool {
 		it.err, it.entry = err, nil
 		return false
 	}
-	it.entry, it.seq = it.buf, e.seq
+	it.entry, it.seq, it.at = it.buf, e.seq, it.off
 	it.off = l.alignUp(it.off + e.fp)
 	return true
 }
