@@ -42,12 +42,13 @@ $(STATICCHECK):
 
 # test: formatting, vet (amd64, purego, 386, arm64, darwin), staticcheck, every
 # package under the race detector with the invariants build tag, the
-# portable (purego) build, the 32-bit build (GOARCH=386, skipped with a
+# portable (purego) build (kv's stores there on a fake two-node NUMA
+# topology: BRAID_KV_FAKE_NUMA, kv/numa_test.go), the 32-bit build (GOARCH=386, skipped with a
 # message where the kernel cannot run 386 binaries; vet has type-checked it
 # either way), and each fuzz target briefly (fuzz-smoke).
 test: fmt-check vet lint
 	$(GO) test -race -tags invariants -count=1 -timeout 30m $(PKGS)
-	$(GO) test -tags purego -count=1 -timeout 20m $(PKGS)
+	BRAID_KV_FAKE_NUMA=1 $(GO) test -tags purego -count=1 -timeout 20m $(PKGS)
 	@if GOARCH=386 $(GO) test -count=1 -run '^$$' ./internal/pmheader >/dev/null 2>&1; then \
 	  echo "GOARCH=386 $(GO) test -count=1 -timeout 20m $(PKGS)"; \
 	  GOARCH=386 $(GO) test -count=1 -timeout 20m $(PKGS); \

@@ -97,13 +97,18 @@ func (s *Store) partition(recs []krec, sem chan struct{}, wg *sync.WaitGroup) []
 func (s *Store) build(srcs []*parts) {
 	x := s.idx
 	ns := len(x.shards)
-	par := min(runtime.GOMAXPROCS(0), ns)
+	nodes, plan := s.buildPlan(min(runtime.GOMAXPROCS(0), ns), ns)
+	par := len(plan)
 	accs := make([]buildAcc, par)
 	var wg sync.WaitGroup
 	for p := range par {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Bound, it stays locked: the runtime ends the thread
+			// when the goroutine ends, so no other goroutine inherits
+			// its affinity.
+			s.c.bindToNode(nodes[p])
 			a := &accs[p]
 			a.live = make([][]int64, len(s.devs))
 			a.maxS = make([][]uint64, len(s.devs))
@@ -111,7 +116,7 @@ func (s *Store) build(srcs []*parts) {
 				a.live[d] = make([]int64, len(dev.segs))
 				a.maxS[d] = make([]uint64, len(dev.segs))
 			}
-			for i := p; i < ns; i += par {
+			for _, i := range plan[p] {
 				buildShard(&x.shards[i].t, i, srcs)
 				a.account(&x.shards[i].t, i, x.order != nil)
 			}

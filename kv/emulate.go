@@ -39,12 +39,18 @@ func (c *config) resolveEmulation() error {
 	return nil
 }
 
-// emulated is a new emulated device for one device directory, or nil.
-func (c *config) emulated() (*pmdevice.Device, error) {
+// emulated is a new emulated device for device directory dev, or nil. On
+// a NUMA node (numa.go) it charges accesses from other nodes at the
+// profile's remote cost.
+func (c *config) emulated(dev int) (*pmdevice.Device, error) {
 	if c.Emulate == nil || c.Emulate.Model == nil {
 		return nil, nil
 	}
-	return pmdevice.New(c.Emulate, nil)
+	var o *pmdevice.Options
+	if n := c.deviceNode(dev); n >= 0 {
+		o = &pmdevice.Options{NUMA: &pmdevice.NUMA{Node: n, SysfsRoot: c.SysfsRoot}}
+	}
+	return pmdevice.New(c.Emulate, o)
 }
 
 // Emulated returns the emulated device of each of Options.Devices (nil

@@ -56,11 +56,19 @@ type index struct {
 type shard struct {
 	mu sync.RWMutex
 	t  table
-	_  [128 - unsafe.Sizeof(sync.RWMutex{}) - unsafe.Sizeof(table{})]byte // keep shards' locks on separate lines
+	_  [(128 - (unsafe.Sizeof(sync.RWMutex{})+unsafe.Sizeof(table{}))%128) % 128]byte // keep shards' locks on separate lines (a multiple of 128 bytes)
 }
 
 func newIndex(s *Store, shards, workers int, direct, ordered bool) *index {
 	x := &index{s: s, shards: make([]shard, shards)}
+	for i := range x.shards {
+		if s == nil {
+			break // a bare index (tests)
+		}
+		if n := s.c.shardNode(i); n >= 0 {
+			x.shards[i].t.bind, x.shards[i].t.node = true, n
+		}
+	}
 	if !direct {
 		x.merge = make([]*mergeLog, workers)
 		for i := range x.merge {

@@ -22,7 +22,7 @@ func testOptions(t testing.TB, devs int) *Options {
 		require.NoError(t, os.Mkdir(d, 0o755))
 		o.Devices = append(o.Devices, d)
 	}
-	return o
+	return fakeNUMA(o, devs)
 }
 
 func mustOpen(t testing.TB, o *Options) *Store {

@@ -66,7 +66,7 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 	if err != nil {
 		return nil, err
 	}
-	emu, err := m.c.emulated()
+	emu, err := m.c.emulated(i)
 	if err != nil {
 		lock.Close()
 		return nil, err

@@ -125,6 +125,20 @@ type Options struct {
 	// workers (its write knee).
 	Emulate *pmdevice.Profile
 
+	// NUMA is how the store places its workers, emulated devices and
+	// index shards on the machine's NUMA nodes (numa.go; the README's
+	// "NUMA"): NUMAAuto (the zero value) where the topology has two or
+	// more nodes, NUMAOff, or NUMARemote (workers on the wrong node, for
+	// benchmarks).
+	NUMA NUMAMode
+	// DeviceNodes states the node of each of Devices where sysfs cannot
+	// tell (a directory on tmpfs has no device); nil, or -1 in an entry,
+	// asks sysfs. Given, it has one entry per device.
+	DeviceNodes []int
+	// SysfsRoot is where the topology is read (default /sys): tests build
+	// a fake two-node machine there.
+	SysfsRoot string
+
 	// media replaces the files (tests: simulated regions and an in-memory
 	// checkpoint directory).
 	media   media
@@ -138,6 +152,7 @@ type config struct {
 	workers  int  // per device
 	segments int  // per device
 	segSet   bool // SegmentSize was given
+	place    *placement
 }
 
 // Validate checks the options without touching the devices.
@@ -176,6 +191,9 @@ func (o *Options) resolve() (*config, error) {
 		if a, _ := filepath.Abs(c.CheckpointDir); seen[a] {
 			return nil, fmt.Errorf("%w: CheckpointDir %s is also a device", ErrInvalid, c.CheckpointDir)
 		}
+	}
+	if err := c.resolveNUMA(); err != nil {
+		return nil, err
 	}
 	if err := c.resolveEmulation(); err != nil {
 		return nil, err

@@ -44,12 +44,12 @@ const (
 )
 
 func killOptions(dir string, merge bool) *Options {
-	return &Options{
+	return fakeNUMA(&Options{
 		Devices:       []string{filepath.Join(dir, "dev0"), filepath.Join(dir, "dev1")},
 		CheckpointDir: filepath.Join(dir, "ckpt"),
 		SegmentSize:   64 << 10, DeviceSize: 40 * 64 << 10, WorkersPerDevice: 2, PMem: true,
 		MergeLogs: merge,
-	}
+	}, 2)
 }
 
 func TestSigkillChild(t *testing.T) {

@@ -30,9 +30,11 @@ type Store struct {
 	workers []*worker
 	idx     *index
 	storeID uint64
-	epoch   atomic.Uint64 // last segment epoch handed out
-	serial  atomic.Uint64 // last serial number handed out
-	rr      atomic.Uint64 // round-robin spread of writes
+	epoch   atomic.Uint64  // last segment epoch handed out
+	serial  atomic.Uint64  // last serial number handed out
+	rr      atomic.Uint64  // round-robin spread of writes
+	spread  []*worker      // the order writes visit the workers (routeOrder)
+	placed  sync.WaitGroup // the workers have placed themselves (start)
 
 	// ops is held shared by every operation for its whole run (an async
 	// put until its callback); Checkpoint and Close take it exclusively,
@@ -163,10 +165,13 @@ func (s *Store) prefault() {
 }
 
 func (s *Store) start() {
+	s.spread = s.routeOrder()
+	s.placed.Add(len(s.workers))
 	for _, w := range s.workers {
 		s.wg.Add(1)
 		go w.run()
 	}
+	s.placed.Wait() // every worker has bound itself to its node (numa.go)
 	s.bg.Add(2)
 	go s.merger()
 	go s.cleaner()
@@ -239,14 +244,10 @@ func (s *Store) checkKV(key, value []byte) error {
 }
 
 // next picks the worker for a write: uniform over the workers of all
-// devices (consecutive picks alternate devices).
+// devices, consecutive picks alternating NUMA nodes, then devices
+// (routeOrder).
 func (s *Store) next() *worker {
-	n := uint64(len(s.workers))
-	i := s.rr.Add(1) % n
-	nd := uint64(len(s.devs))
-	// Worker gid = dev*W + k; visit devices first.
-	w := n / nd
-	return s.workers[(i%nd)*w+(i/nd)%w]
+	return s.spread[s.rr.Add(1)%uint64(len(s.spread))]
 }
 
 // write runs a put or delete to completion.

@@ -63,9 +63,11 @@ type table struct {
 	slots []slot
 	view  atomic.Pointer[[]slot] // slots, for prefetch without the lock
 	mem   *slotMem               // owns slots when they are mapped (slots_linux.go)
-	n     int                    // entries
-	tombs int                    // entries that are tombstones
-	keyB  int64                  // bytes of the entries' keys
+	node  int                    // with bind, the NUMA node its mapped slots are bound to (numa.go)
+	bind  bool
+	n     int   // entries
+	tombs int   // entries that are tombstones
+	keyB  int64 // bytes of the entries' keys
 	arena arena
 }
 
@@ -212,7 +214,7 @@ func (t *table) remove(i int) {
 // resize rehashes every entry into n slots (a power of two).
 func (t *table) resize(n int) {
 	old, oldMem := t.slots, t.mem
-	t.slots, t.mem = allocSlots(n)
+	t.slots, t.mem = allocSlots(n, t.bind, t.node)
 	v := t.slots
 	t.view.Store(&v)
 	defer oldMem.free()

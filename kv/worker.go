@@ -67,8 +67,9 @@ func (r *request) bytes() int {
 type worker struct {
 	s      *Store
 	dev    *device
-	id     int // on its device
-	gid    int // in Store.workers
+	id     int          // on its device
+	gid    int          // in Store.workers
+	cpus   atomic.Value // []int: the thread affinity it bound itself to (numa.go), nil unbound
 	q      chan *request
 	d, m   logWriter
 	batch  []*request
@@ -95,6 +96,8 @@ type worker struct {
 
 func (w *worker) run() {
 	defer w.s.wg.Done()
+	w.cpus.Store(w.s.c.bindToNode(w.s.c.workerNode(w.dev.idx)))
+	w.s.placed.Done()
 	for {
 		r, ok := <-w.q
 		if !ok {
