@@ -170,3 +170,16 @@ func TestExitStatuses(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestPanicIsInternal: a panic (a bug) is exit status 3 with its stack,
+// not the runtime's 2 (bad usage), after the file was removed.
+func TestPanicIsInternal(t *testing.T) {
+	registerTestMode(t, mode{name: "zz-panic", run: func(*bench) error { panic("a bug") }})
+	file := filepath.Join(t.TempDir(), "bench.pm")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-mode", "zz-panic", "-force-pmem", "-size", "8M", "-duration", "1ms", "-file", file}, &out, &errOut)
+	require.Equal(t, cli.ExitInternal, code)
+	require.Contains(t, errOut.String(), "pmbench: internal error (a bug in pmbench; please report it): a bug")
+	require.Contains(t, errOut.String(), "goroutine")
+	require.NoFileExists(t, file)
+}

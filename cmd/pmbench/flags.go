@@ -336,29 +336,24 @@ Examples:
   pmbench -mode copy -json
 
 %s
-`, exitStatuses)
+`, exits.Text("pmbench"))
 }
 
-// exitStatuses is the one statement of the rule, printed by pmbench -h
-// (cmd/pmbench/README.md says the same).
-const exitStatuses = `Exit status:
-  0    success (also -h)
-  1    the work failed: mapping the file, a measurement, or writing the
-       report or the profile failed (the profile is checked before the
-       run, but the disk can fill)
-  2    the command line is wrong, found before anything is measured: an
-       unknown flag, a bad flag value, an argument, or a path that cannot
-       be used as given: -file a directory, in a directory that does not
-       exist or is not writable, existing without -overwrite (or, with
-       it, not a regular file); -profile a directory or device, in a
-       directory that does not exist or is not writable, or the -file
-       itself
-  129  hung up (SIGHUP: the terminal was closed)
-  130  interrupted (SIGINT, SIGTERM)
-  141  the reader of the report went away (stdout a closed pipe, as in
-       pmbench | head), quietly
-  With 1, 129, 130 and 141 the measured file is closed and, unless -keep,
-  removed first; with 2 nothing was created or changed.`
+// exits is what pmbench's exit statuses mean (internal/cli's rule),
+// printed by pmbench -h (cmd/pmbench/README.md says the same).
+var exits = cli.Exits{
+	Fail: "mapping the file, a measurement, or writing the report or the profile " +
+		"failed (the profile is checked before the run, but the disk can fill)",
+	Usage: "found before anything is measured: an unknown flag, a bad flag value, an " +
+		"argument, or a path that cannot be used as given: -file a directory, in a " +
+		"directory that does not exist or is not writable, existing without -overwrite " +
+		"(or, with it, not a regular file); -profile a directory or device, in a " +
+		"directory that does not exist or is not writable, or the -file itself",
+	Internal: "the measured file is removed first, unless -keep",
+	Pipe:     ": stdout a closed pipe, as in pmbench | head",
+	After: "With 1, 129, 130 and 141 the measured file is closed and, unless -keep, " +
+		"removed first; with 2 nothing was created or changed.",
+}
 
 // byteSize is a size flag (cli.Size: 4096, 64K, 256M, 1G, 1GiB, 1.5G).
 type byteSize = cli.Size

@@ -18,10 +18,10 @@
 // BRAID_FORCE_PMEM=1 (or -force-pmem) on tmpfs to measure that path
 // without PMem.
 //
-// The exit statuses are listed by pmbench -h (exitStatuses) and in
-// README.md: 0 success, 1 the work failed, 2 the command line is wrong
-// (found before anything is measured), 129 hung up, 130 interrupted, 141
-// the report's reader went away.
+// The exit statuses are listed by pmbench -h (exits) and in README.md: 0
+// success, 1 the work failed, 2 the command line is wrong (found before
+// anything is measured), 3 a bug, 129 hung up, 130 interrupted, 141 the
+// report's reader went away.
 package main
 
 import (
@@ -49,8 +49,9 @@ func main() {
 
 // run is pmbench without the process: it parses args, runs the mode, writes
 // the report to stdout and diagnostics to stderr, and returns the exit
-// status (cli's rule).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// status (cli's rule); a panic (a bug) is exit status 3 with its stack.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer cli.Recover("pmbench", stderr, &code)
 	r := cli.Report{Prog: "pmbench", Hint: "Run 'pmbench -h' for the flags."}
 	cfg, err := parseFlags(args, stdout) // -h is output: pmbench -h | less
 	switch {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +80,7 @@ func TestBadFlags(t *testing.T) {
 	registerTestMode(t, mode{name: "zz-noprofile", run: func(*bench) error { return nil }})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "bench.pm")
+	var transcript []string
 	for _, tc := range []struct {
 		args []string
 		want string // in the message
@@ -119,12 +122,14 @@ func TestBadFlags(t *testing.T) {
 			require.Empty(t, out.String())
 			// The error first, then where the flags are: no usage.
 			require.Equal(t, "pmbench: "+err.Error()+"\nRun 'pmbench -h' for the flags.\n", errOut.String())
+			transcript = append(transcript, strings.ReplaceAll("$ pmbench "+strings.Join(tc.args, " ")+"\n"+errOut.String(), dir, "$DIR"))
 			require.NoFileExists(t, file, "nothing is measured")
 		})
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "the writability probe leaves nothing behind")
+	structtest.GoldenText(t, "usage-errors", strings.Join(transcript, "\n"))
 }
 
 // registerTestMode adds a mode for the length of the test.
@@ -184,6 +189,10 @@ func TestHelp(t *testing.T) {
 		require.Contains(t, out.String(), want)
 	}
 	require.Empty(t, errOut.String(), "help is output: pmbench -h | less")
+	// -threads' default is the machine's GOMAXPROCS; -file's is the test's.
+	text := strings.Replace(out.String(), fmt.Sprintf("(default %d)\n", runtime.GOMAXPROCS(0)), "(default GOMAXPROCS)\n", 1)
+	text = strings.Replace(text, fileDefault, "/dev/shm/pmbench.pm", 1)
+	structtest.GoldenText(t, "help", text)
 }
 
 func TestThreadCounts(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,16 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/internal/ycsb"
 	"github.com/braid-pm/braid/kv"
 )
 
-const benchUsage = `[store flags] [-workloads a,b,c,d,e,f] [-records N] [-ops N | -duration D]
-       [-value SIZE] [-clients N] [-distribution D] [-keyorder hashed|ordered]
-       [-verify] [-json] [-sweep clients=1,2,4,...] [-plot FILE.svg]
-
-Loads -records records into a new store (YCSB's load phase) and runs the
+const benchUsage = `Loads -records records into a new store (YCSB's load phase) and runs the
 core workloads on it (internal/ycsb: YCSB's CoreWorkload, keys
 "user"+FNV-64 of the record number, scrambled zipfian 0.99 / latest /
 uniform). One line per (workload, operation type): ops/s, mean, p50, p99,
@@ -35,7 +32,7 @@ correct / wrong / missing); any read not correct is exit status 1.
 load and prints throughput and p99 against clients; -plot draws that.`
 
 type benchFlags struct {
-	sf             storeFlags
+	sf             *storeFlags
 	workloads      string
 	records, ops   int64
 	duration       time.Duration
@@ -45,14 +42,12 @@ type benchFlags struct {
 	keyOrder       string
 	zeroPadding    int
 	verify, asJSON bool
-	progress       cli.Progress
 	sweep          string
 	plot           string
 	seed           uint64
 }
 
-func (b *benchFlags) register(fs *flag.FlagSet) {
-	b.sf.register(fs)
+func (b *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&b.workloads, "workloads", "a,b,c,d,e,f", "core workloads to run after the load, in order")
 	fs.Int64Var(&b.records, "records", 100_000, "records to load (recordcount)")
 	fs.Int64Var(&b.ops, "ops", 100_000, "operations per workload (operationcount; 0: -duration only)")
@@ -65,7 +60,6 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.zeroPadding, "zeropadding", 1, "pad key numbers with zeros to this many digits")
 	fs.BoolVar(&b.verify, "verify", false, "verify every value read (correct / wrong / missing)")
 	fs.BoolVar(&b.asJSON, "json", false, "print JSON")
-	fs.Var(&b.progress, "progress", cli.ProgressUsage)
 	fs.StringVar(&b.sweep, "sweep", "", "clients=1,2,4,...: run the workloads at each client count")
 	fs.StringVar(&b.plot, "plot", "", "with -sweep: draw throughput and p99 against clients to FILE.svg")
 	fs.Uint64Var(&b.seed, "seed", 1, "seed of the clients' random streams")
@@ -80,7 +74,7 @@ type plan struct {
 	tempDir   string // the store's directory when the bench made it
 }
 
-func (b *benchFlags) check(fs *flag.FlagSet) (*plan, error) {
+func (b *benchFlags) check() (*plan, error) {
 	p := &plan{}
 	if err := b.sf.limits(); err != nil {
 		return nil, err
@@ -115,9 +109,7 @@ func (b *benchFlags) check(fs *flag.FlagSet) (*plan, error) {
 	case b.ops == 0 && b.duration == 0 && len(p.workloads) > 0:
 		return nil, usagef("-ops 0 needs a -duration")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["ordered"] {
+	if !b.sf.given("ordered") {
 		b.sf.ordered = slices.ContainsFunc(p.workloads, ycsb.Workload.Scans)
 	}
 	if !b.sf.ordered && slices.ContainsFunc(p.workloads, ycsb.Workload.Scans) {
@@ -199,17 +191,19 @@ type benchReport struct {
 	Results []*ycsb.Result `json:"results"`
 }
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlags("bench", benchUsage, stderr)
-	var b benchFlags
-	b.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+func benchCommand(sf *storeFlags) cli.Command {
+	b := &benchFlags{sf: sf}
+	return cli.Command{Name: "bench", Short: "YCSB core workloads on kv", Long: benchUsage, Flags: b.register,
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return b.run(ctx, args, stdout, stderr)
+		}}
+}
+
+func (b *benchFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	if err := cli.Args(args, 0, "no arguments"); err != nil {
 		return err
 	}
-	if err := nargs(fs, 0, "no arguments"); err != nil {
-		return err
-	}
-	p, err := b.check(fs)
+	p, err := b.check()
 	if err != nil {
 		return err
 	}
@@ -230,7 +224,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 	}()
 	info := kvInfo(o, s, b.sf.emulated)
-	bar := b.progress.NewBar(stderr)
+	bar := b.sf.progress.NewBar(stderr)
 	p.cfg.Progress = bar.Set
 	bench, err := ycsb.New(storeDB{s}, p.cfg)
 	if err != nil {
@@ -262,7 +256,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	if p.sweep != nil {
-		return runSweep(ctx, bench, p, &b, info, bar, rep, stdout)
+		return runSweep(ctx, bench, p, b, info, bar, rep, stdout)
 	}
 	for _, w := range p.workloads {
 		bar.Start(w.Name, p.run.Operations)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +46,7 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"bogus"}, 2, `pmkv: unknown command "bogus"`},
 		{[]string{"help", "a", "b"}, 2, "help takes one command"},
 		{with("get", "k"), 0, "v"},
-		{with("get", "-zz", "k"), 2, "pmkv get: flag provided but not defined: -zz"},
+		{with("get", "-zz", "k"), 2, "pmkv get: unknown flag: --zz"},
 		{with("get"), 2, "pmkv get: missing KEY"},
 		{with("get", "a", "b"), 2, "want KEY, got 2 arguments"},
 		{with("get", "nope"), 1, `pmkv get: key "nope" not found`},
@@ -108,6 +110,7 @@ func TestExitStatuses(t *testing.T) {
 	defer func(f func() string) { benchTempRoot = f }(benchTempRoot)
 	benchTempRoot = func() string { return root }
 	before, _ := filepath.Glob(filepath.Join(root, "pmkv-bench-*"))
+	var transcript strings.Builder
 	for _, c := range cases {
 		code, stdout, msg := pmkv(t, c.args...)
 		require.Equal(t, c.code, code, "%v: %s", c.args, msg)
@@ -115,6 +118,7 @@ func TestExitStatuses(t *testing.T) {
 			require.Contains(t, stdout+msg, c.msg, "%v", c.args)
 		} else {
 			require.Contains(t, msg, c.msg, "%v", c.args)
+			fmt.Fprintf(&transcript, "$ pmkv %s\n%s(exit %d)\n\n", showArgs(c.args), msg, code)
 		}
 		require.NotContains(t, msg, "panic", "%v", c.args)
 		if c.code == 2 {
@@ -123,6 +127,24 @@ func TestExitStatuses(t *testing.T) {
 		}
 		require.NoDirExists(t, missing, "%v", c.args)
 	}
+	structtest.GoldenText(t, "usage-errors", strings.ReplaceAll(transcript.String(), base, "$BASE"))
 	after, _ := filepath.Glob(filepath.Join(root, "pmkv-bench-*"))
 	require.Equal(t, before, after, "temporary bench stores left")
+}
+
+// showArgs is a command line as a transcript shows it: long arguments
+// abbreviated, empty ones quoted.
+func showArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case len(a) > 60:
+			out[i] = fmt.Sprintf("<%d bytes>", len(a))
+		case a == "" || strings.ContainsAny(a, " \t\n\"'"):
+			out[i] = strconv.Quote(a)
+		default:
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
 }

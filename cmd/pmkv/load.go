@@ -5,18 +5,19 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/braid-pm/braid/internal/cli"
 )
 
-const loadUsage = `[store flags] [-format text|binary] [-group N] FILE  (FILE - : standard input)
-
-Stores the records of FILE, -group of them per kv Apply (durable together
+const loadUsage = `Stores the records of FILE (- : standard input), -group of them per kv Apply (durable together
 when it returns).
   text:   one 'KEY<tab>VALUE' line per record; KEY and VALUE are taken as
           they are, or unquoted when they start with '"' (Go syntax, as
@@ -26,24 +27,23 @@ when it returns).
 A malformed record or one over the limits stops the load with its line
 (text) or byte offset (binary) named; the records before it are loaded.`
 
-func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func loadCommand(sf *storeFlags) cli.Command {
 	var format string
 	var group int
-	var sf *storeFlags
-	return storeCommand{name: "load", usage: loadUsage, args: 1, argNames: "FILE", create: true,
-		extra: func(fs *flag.FlagSet) {
+	return storeCommand{name: "load", short: "store the key/value lines (or binary records) of FILE", args: "FILE",
+		long: loadUsage, nargs: 1, argNames: "FILE", create: true,
+		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&format, "format", "text", "text or binary")
-			fs.IntVar(&group, "group", 1000, "records per Apply")
+			fs.IntVar(&group, "group", 1000, "records per Apply, 1 to 1048576")
 		},
-		check: func(fs *flag.FlagSet, f *storeFlags) error {
-			sf = f
+		check: func(args []string, _ *storeFlags) error {
 			if format != "text" && format != "binary" {
 				return usagef("-format %q: want text or binary", format)
 			}
 			if group < 1 || group > 1<<20 {
 				return usagef("-group %d: want 1 to 1048576", group)
 			}
-			if p := fs.Arg(0); p != "-" {
+			if p := args[0]; p != "-" {
 				st, err := os.Stat(p)
 				if err != nil {
 					return usagef("%s: %v", p, pathErr(err))
@@ -59,9 +59,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			return nil
 		},
-		do: func(ctx context.Context, s store, fs *flag.FlagSet, stdout io.Writer) error {
+		do: func(ctx context.Context, s store, args []string, stdout io.Writer) error {
 			in := io.Reader(os.Stdin)
-			if p := fs.Arg(0); p != "-" {
+			if p := args[0]; p != "-" {
 				f, err := os.Open(p)
 				if err != nil {
 					return err
@@ -77,7 +77,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					n, human(bytes), d.Round(time.Millisecond), float64(n)/d.Seconds())
 			}
 			return err
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }
 
 // load reads records and applies them group by group. On a bad record or

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,40 +11,44 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/spf13/pflag"
+
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/kv"
 )
 
 // storeCommand is the frame of the commands that open a store, do one
-// thing and close it: flags, the store's, argument count, open, fn, close
-// (a checkpoint). A failure to close is the command's failure.
+// thing and close it: flags, argument count, open, fn, close (a
+// checkpoint, unless read-only). A failure to close is the command's
+// failure.
 type storeCommand struct {
-	name, usage string
-	args        int    // positional arguments
-	argNames    string // for the missing/extra message
-	create      bool   // may create the store
-	extra       func(fs *flag.FlagSet)
-	check       func(fs *flag.FlagSet, sf *storeFlags) error // more argument checks, before opening
-	do          func(ctx context.Context, s store, fs *flag.FlagSet, stdout io.Writer) error
+	name, short, long string
+	args              string // the positional arguments, for the usage line
+	nargs             int
+	argNames          string // for the missing/extra message
+	create            bool   // may create the store
+	flags             func(fs *pflag.FlagSet)
+	check             func(args []string, sf *storeFlags) error // more argument checks, before opening
+	do                func(ctx context.Context, s store, args []string, stdout io.Writer) error
 }
 
-func (c storeCommand) run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlags(c.name, c.usage, stderr)
-	var sf storeFlags
-	sf.register(fs)
-	if c.extra != nil {
-		c.extra(fs)
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := nargs(fs, c.args, c.argNames); err != nil {
+// command is c as a pmkv command with the store flags sf.
+func (c storeCommand) command(sf *storeFlags) cli.Command {
+	return cli.Command{Name: c.name, Short: c.short, Long: c.long, Args: c.args, Flags: c.flags,
+		Run: func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+			return c.run(ctx, sf, args, stdout)
+		}}
+}
+
+func (c storeCommand) run(ctx context.Context, sf *storeFlags, args []string, stdout io.Writer) (err error) {
+	if err := cli.Args(args, c.nargs, c.argNames); err != nil {
 		return err
 	}
 	if err := sf.limits(); err != nil {
 		return err
 	}
 	if c.check != nil {
-		if err := c.check(fs, &sf); err != nil {
+		if err := c.check(args, sf); err != nil {
 			return err
 		}
 	}
@@ -62,7 +65,7 @@ func (c storeCommand) run(ctx context.Context, args []string, stdout, stderr io.
 			err = fmt.Errorf("close (checkpoint): %w", cerr)
 		}
 	}()
-	return c.do(ctx, s, fs, stdout)
+	return c.do(ctx, s, args, stdout)
 }
 
 // checkKV refuses, before any work, keys and values over the limits.
@@ -78,58 +81,64 @@ func checkKV(sf *storeFlags, key []byte, value []byte) error {
 	return nil
 }
 
-func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func putCommand(sf *storeFlags) cli.Command {
 	var value []byte
-	return storeCommand{name: "put", usage: "[store flags] KEY VALUE  (VALUE - : standard input)\n\nStores KEY = VALUE; it is durable when pmkv put exits 0.",
-		args: 2, argNames: "KEY and VALUE", create: true,
-		check: func(fs *flag.FlagSet, sf *storeFlags) error {
-			value = []byte(fs.Arg(1))
-			if fs.Arg(1) == "-" {
+	return storeCommand{name: "put", short: "store KEY = VALUE (VALUE - reads standard input)", args: "KEY VALUE",
+		long:  "Stores KEY = VALUE; it is durable when pmkv put exits 0. VALUE - reads the value from\nstandard input (pmkv put -- KEY -x stores the value -x).",
+		nargs: 2, argNames: "KEY and VALUE", create: true,
+		check: func(args []string, sf *storeFlags) error {
+			value = []byte(args[1])
+			if args[1] == "-" {
 				b, err := io.ReadAll(io.LimitReader(os.Stdin, int64(sf.maxValue)+1))
 				if err != nil {
 					return usagef("reading the value from standard input: %v", err)
 				}
 				value = b
 			}
-			return checkKV(sf, []byte(fs.Arg(0)), value)
+			return checkKV(sf, []byte(args[0]), value)
 		},
-		do: func(_ context.Context, s store, fs *flag.FlagSet, _ io.Writer) error {
-			return s.Put([]byte(fs.Arg(0)), value)
-		}}.run(ctx, args, stdout, stderr)
+		do: func(_ context.Context, s store, args []string, _ io.Writer) error {
+			return s.Put([]byte(args[0]), value)
+		}}.command(sf)
 }
 
-func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return storeCommand{name: "get", usage: "[store flags] KEY\n\nPrints the value of KEY (its bytes, then a newline); exit status 1 if there is none.",
-		args: 1, argNames: "KEY",
-		check: func(fs *flag.FlagSet, sf *storeFlags) error { return checkKV(sf, []byte(fs.Arg(0)), nil) },
-		do: func(_ context.Context, s store, fs *flag.FlagSet, stdout io.Writer) error {
-			v, err := s.Get([]byte(fs.Arg(0)))
+func getCommand(sf *storeFlags) cli.Command {
+	return storeCommand{name: "get", short: "print the value of KEY", args: "KEY",
+		long:  "Prints the value of KEY (its bytes, then a newline); exit status 1 if there is none.",
+		nargs: 1, argNames: "KEY",
+		check: func(args []string, sf *storeFlags) error { return checkKV(sf, []byte(args[0]), nil) },
+		do: func(_ context.Context, s store, args []string, stdout io.Writer) error {
+			v, err := s.Get([]byte(args[0]))
 			if errors.Is(err, kv.ErrNotFound) {
-				return fmt.Errorf("key %s not found", strconv.Quote(fs.Arg(0)))
+				return fmt.Errorf("key %s not found", strconv.Quote(args[0]))
 			}
 			if err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(stdout, "%s\n", v)
 			return err
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }
 
-func runDel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return storeCommand{name: "del", usage: "[store flags] KEY\n\nDeletes KEY (a durable tombstone when pmkv del exits 0; an absent key is no error).",
-		args: 1, argNames: "KEY",
-		check: func(fs *flag.FlagSet, sf *storeFlags) error { return checkKV(sf, []byte(fs.Arg(0)), nil) },
-		do: func(_ context.Context, s store, fs *flag.FlagSet, _ io.Writer) error {
-			return s.Delete([]byte(fs.Arg(0)))
-		}}.run(ctx, args, stdout, stderr)
+func delCommand(sf *storeFlags) cli.Command {
+	return storeCommand{name: "del", short: "delete KEY", args: "KEY",
+		long:  "Deletes KEY (a durable tombstone when pmkv del exits 0; an absent key is no error).",
+		nargs: 1, argNames: "KEY",
+		check: func(args []string, sf *storeFlags) error { return checkKV(sf, []byte(args[0]), nil) },
+		do: func(_ context.Context, s store, args []string, _ io.Writer) error {
+			return s.Delete([]byte(args[0]))
+		}}.command(sf)
 }
 
-func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func scanCommand(sf *storeFlags) cli.Command {
 	var limit int
-	return storeCommand{name: "scan", usage: "[store flags] [-n LIMIT] FROM TO\n\nPrints the keys in [FROM, TO) in order, one 'KEY<tab>VALUE' line each (TO \"\": to the end).\nA key or value that is not printable text without tabs, or starts with '\"', is printed\nGo-quoted: the lines can be given back to pmkv load.",
-		args: 2, argNames: "FROM and TO",
-		extra: func(fs *flag.FlagSet) { fs.IntVar(&limit, "n", 0, "print at most this many keys (0: all)") },
-		check: func(fs *flag.FlagSet, sf *storeFlags) error {
+	return storeCommand{name: "scan", short: "print the keys in [FROM, TO) with their values", args: "FROM TO",
+		long: `Prints the keys in [FROM, TO) in order, one 'KEY<tab>VALUE' line each (TO "": to the end).
+A key or value that is not printable text without tabs, or starts with '"', is printed
+Go-quoted: the lines can be given back to pmkv load.`,
+		nargs: 2, argNames: "FROM and TO",
+		flags: func(fs *pflag.FlagSet) { fs.IntVar(&limit, "n", 0, "print at most this many keys (0: all)") },
+		check: func(_ []string, sf *storeFlags) error {
 			if limit < 0 {
 				return usagef("-n %d: want 0 (all) or more", limit)
 			}
@@ -138,14 +147,14 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			return nil
 		},
-		do: func(ctx context.Context, s store, fs *flag.FlagSet, stdout io.Writer) error {
+		do: func(ctx context.Context, s store, args []string, stdout io.Writer) error {
 			var to []byte
-			if fs.Arg(1) != "" {
-				to = []byte(fs.Arg(1))
+			if args[1] != "" {
+				to = []byte(args[1])
 			}
 			n := 0
 			var werr error
-			err := s.Scan([]byte(fs.Arg(0)), to, func(k, v []byte) bool {
+			err := s.Scan([]byte(args[0]), to, func(k, v []byte) bool {
 				if _, werr = fmt.Fprintf(stdout, "%s\t%s\n", quote(k), quote(v)); werr != nil || ctx.Err() != nil {
 					return false
 				}
@@ -159,7 +168,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				err = ctx.Err()
 			}
 			return err
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }
 
 // quote prints b as is when it is printable text without tab or newline
@@ -177,8 +186,8 @@ func quote(b []byte) string {
 	return string(b)
 }
 
-func jsonFlag(p *bool) func(fs *flag.FlagSet) {
-	return func(fs *flag.FlagSet) { fs.BoolVar(p, "json", false, "print JSON") }
+func jsonFlag(p *bool) func(fs *pflag.FlagSet) {
+	return func(fs *pflag.FlagSet) { fs.BoolVar(p, "json", false, "print JSON") }
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -187,11 +196,12 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func statsCommand(sf *storeFlags) cli.Command {
 	var asJSON bool
-	return storeCommand{name: "stats", usage: "[store flags] [-json]\n\nKeys, live and allocated bytes, space amplification, segments per device, DRAM per key, media counters.",
-		extra: jsonFlag(&asJSON),
-		do: func(_ context.Context, s store, _ *flag.FlagSet, stdout io.Writer) error {
+	return storeCommand{name: "stats", short: "keys, live and allocated bytes, space amplification, segments, DRAM per key",
+		long:  "Keys, live and allocated bytes, space amplification, segments per device, DRAM per key, media counters.",
+		flags: jsonFlag(&asJSON),
+		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
 			st := s.Stats()
 			if asJSON {
 				return printJSON(stdout, st)
@@ -210,32 +220,34 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			fmt.Fprintf(tw, "media\t%d fences, %d bytes appended, %d bytes streamed\n", st.Fences, st.AppendedBytes, st.MediaBytes)
 			return tw.Flush()
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }
 
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return storeCommand{name: "check", usage: "[store flags]\n\nVerifies every checksum of the logs and the index against them; exit status 1 names the first bad entry.",
-		do: func(_ context.Context, s store, _ *flag.FlagSet, stdout io.Writer) error {
+func checkCommand(sf *storeFlags) cli.Command {
+	return storeCommand{name: "check", short: "verify every checksum and the index against the logs",
+		long: "Verifies every checksum of the logs and the index against them; exit status 1 names the first bad entry.",
+		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
 			if err := s.Check(); err != nil {
 				return err
 			}
 			st := s.Stats()
 			_, err := fmt.Fprintf(stdout, "ok: %d keys, every checksum holds, the index agrees with the logs\n", st.Keys)
 			return err
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }
 
-func runRecover(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func recoverCommand(sf *storeFlags) cli.Command {
 	var asJSON bool
-	return storeCommand{name: "recover", usage: "[store flags] [-json]\n\nOpens the store (recovering it) and prints what recovery found: the checkpoint used, bytes and\nentries replayed per device, torn or corrupt entries dropped, the time of each phase.",
-		extra: jsonFlag(&asJSON),
-		do: func(_ context.Context, s store, _ *flag.FlagSet, stdout io.Writer) error {
+	return storeCommand{name: "recover", short: "open the store and print what recovery found",
+		long:  "Opens the store (recovering it) and prints what recovery found: the checkpoint used, bytes and\nentries replayed per device, torn or corrupt entries dropped, the time of each phase.",
+		flags: jsonFlag(&asJSON),
+		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
 			r := s.Recovery()
 			if asJSON {
 				return printJSON(stdout, r)
 			}
 			return printRecovery(stdout, r)
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }
 
 func printRecovery(w io.Writer, r kv.RecoveryReport) error {
@@ -263,11 +275,12 @@ func printRecovery(w io.Writer, r kv.RecoveryReport) error {
 	return tw.Flush()
 }
 
-func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func gcCommand(sf *storeFlags) cli.Command {
 	var asJSON bool
-	return storeCommand{name: "gc", usage: "[store flags] [-json]\n\nRuns one cleaning pass now and prints what it did.",
-		extra: jsonFlag(&asJSON),
-		do: func(_ context.Context, s store, _ *flag.FlagSet, stdout io.Writer) error {
+	return storeCommand{name: "gc", short: "run one cleaning pass",
+		long:  "Runs one cleaning pass now and prints what it did.",
+		flags: jsonFlag(&asJSON),
+		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
 			r, err := s.GC()
 			if err != nil {
 				return err
@@ -278,16 +291,17 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			_, err = fmt.Fprintf(stdout, "gc: %d of %d candidate segments cleaned, %d entries (%s) moved, %d tombstones dropped, %d segments freed in %v\n",
 				r.Cleaned, r.Candidates, r.Moved, human(r.MovedBytes), r.TombstonesDropped, r.SegmentsFreed, r.Elapsed)
 			return err
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }
 
-func runCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return storeCommand{name: "checkpoint", usage: "[store flags]\n\nWrites a checkpoint of the index (recovery then replays only what follows it).",
-		do: func(_ context.Context, s store, _ *flag.FlagSet, stdout io.Writer) error {
+func checkpointCommand(sf *storeFlags) cli.Command {
+	return storeCommand{name: "checkpoint", short: "write a checkpoint of the index",
+		long: "Writes a checkpoint of the index (recovery then replays only what follows it).",
+		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
 			if err := s.Checkpoint(); err != nil {
 				return err
 			}
 			_, err := fmt.Fprintf(stdout, "checkpoint written: %d keys\n", s.Stats().Keys)
 			return err
-		}}.run(ctx, args, stdout, stderr)
+		}}.command(sf)
 }

@@ -11,24 +11,25 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/tidwall/redcon"
+
+	"github.com/braid-pm/braid/internal/cli"
 )
 
-const serveUsage = `[store flags] [-addr 127.0.0.1:6380] [-requirepass PASS] [-maxclients N]
-       [-max-request SIZE] [-write-timeout D]
-
-Serves the store over the Redis protocol (RESP2, through tidwall/redcon):
+const serveUsage = `Serves the store over the Redis protocol (RESP2, through tidwall/redcon):
 GET, SET (the reply comes once the value is durable), DEL, EXISTS, MGET,
 MSET (one kv Apply: all durable when OK comes), SCAN cursor [MATCH p]
 [COUNT n] over the ordered index, DBSIZE, PING, ECHO, INFO, COMMAND,
 CLIENT SETNAME/GETNAME/SETINFO, SELECT 0, AUTH, QUIT, and pipelining;
 anything else is an -ERR reply. An address other than loopback needs
 -requirepass. SIGINT or SIGTERM stops accepting, finishes the requests in
-flight, closes the store (a checkpoint) and exits 0. Try it with
+flight, closes the store (a checkpoint) and exits 0; SIGHUP does the same
+and exits 129. Try it with
 redis-cli -p 6380 SET k v.`
 
 type serveFlags struct {
-	sf           storeFlags
+	sf           *storeFlags
 	addr, pass   string
 	maxClients   int
 	maxRequest   byteSize
@@ -36,10 +37,13 @@ type serveFlags struct {
 	drainTimeout time.Duration
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlags("serve", serveUsage, stderr)
-	var f serveFlags
-	f.sf.register(fs)
+func serveCommand(sf *storeFlags) cli.Command {
+	f := &serveFlags{sf: sf}
+	return cli.Command{Name: "serve", Short: "serve the store over the Redis protocol", Long: serveUsage, Flags: f.register,
+		Run: func(ctx context.Context, args []string, stdout, _ io.Writer) error { return f.run(ctx, args, stdout) }}
+}
+
+func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:6380", "address to listen on")
 	fs.StringVar(&f.pass, "requirepass", "", "password clients must give with AUTH (required off loopback)")
 	fs.IntVar(&f.maxClients, "maxclients", 10000, "most clients connected at once")
@@ -47,10 +51,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	fs.Var(&f.maxRequest, "max-request", "largest request (a command with its arguments)")
 	fs.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "a client that does not read its replies for this long is disconnected")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Second, "at shutdown, how long requests in flight may take")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := nargs(fs, 0, "no arguments"); err != nil {
+}
+
+func (f *serveFlags) run(ctx context.Context, args []string, stdout io.Writer) (err error) {
+	if err := cli.Args(args, 0, "no arguments"); err != nil {
 		return err
 	}
 	if err := f.sf.limits(); err != nil {
@@ -77,12 +81,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			err = fmt.Errorf("close (checkpoint): %w", cerr)
 		}
 	}()
-	srv := newServer(s, &f)
+	srv := newServer(s, f)
 	fmt.Fprintf(stdout, "pmkv serve: listening on %s (store %s)\n", ln.Addr(), o.Devices[0])
 	if err := srv.serve(ctx, ln); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "pmkv serve: shut down: %d clients served, %d commands; store closed\n", srv.served.Load(), srv.commands.Load())
+	if context.Cause(ctx) == cli.ErrHangup {
+		return ctx.Err() // exit status 129; SIGINT and SIGTERM are serve's normal stop
+	}
 	return nil
 }
 

@@ -2,18 +2,20 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/kv"
 )
 
-// storeFlags name a store and how to open it; every command has them.
+// storeFlags name a store and how to open it; every command has them
+// (pmkv's persistent flags).
 type storeFlags struct {
 	dir, devices, checkpoint string
 	ndev                     int
@@ -24,26 +26,40 @@ type storeFlags struct {
 	maxKey, maxValue         int
 	pmem                     string
 	device                   string // -device (else BRAID_DEVICE)
-	emulated                 string // the emulated device's name, once opened
+	progress                 cli.Progress
+	emulated                 string         // the emulated device's name, once opened
+	fs                       *pflag.FlagSet // where they were declared: which were given
 }
 
-func (f *storeFlags) register(fs *flag.FlagSet) {
+func (f *storeFlags) register(fs *pflag.FlagSet) {
+	f.fs = fs
 	fs.StringVar(&f.dir, "dir", "", "the store: devices DIR/dev0..N-1, checkpoints in DIR/ckpt")
 	fs.StringVar(&f.devices, "devices", "", "comma-separated device directories (instead of -dir; with -checkpoint)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "checkpoint directory (with -devices)")
-	fs.IntVar(&f.ndev, "ndev", 0, "devices under -dir (0: the DIR/dev* there, else 1)")
+	fs.IntVar(&f.ndev, "ndev", 0, "devices under -dir, 0 to 64 (0: the DIR/dev* there, else 1)")
 	fs.IntVar(&f.workers, "workers", 0, "workers per device (0: from the device profile)")
 	fs.IntVar(&f.queue, "queue", 0, "requests queued per worker (0: kv's default)")
-	fs.Var(&f.batch, "batch", "batch threshold in log bytes (0: kv's default)")
+	sizeVar(fs, &f.batch, "batch", "batch threshold in log bytes (0: kv's default)")
 	fs.BoolVar(&f.noBatch, "nobatch", false, "one fence per put (batching off)")
 	fs.BoolVar(&f.ordered, "ordered", true, "keep the ordered index (scan needs it)")
-	fs.Var(&f.segment, "segment", "log segment size (0: kv's default, 64MiB)")
-	fs.Var(&f.deviceSize, "device-size", "bytes pre-allocated per device (0: kv's default, 1GiB, or what is there)")
+	sizeVar(fs, &f.segment, "segment", "log segment size (0: kv's default, 64MiB)")
+	sizeVar(fs, &f.deviceSize, "device-size", "bytes pre-allocated per device (0: kv's default, 1GiB, or what is there)")
 	fs.IntVar(&f.maxKey, "maxkey", 0, "largest key in bytes (0: kv's default, 1024)")
 	fs.IntVar(&f.maxValue, "maxvalue", 0, "largest value in bytes (0: kv's default, 1MiB, or a quarter of -segment less -maxkey)")
 	fs.StringVar(&f.pmem, "pmem", "auto", "map segments on the PMem instruction path: auto (on tmpfs), on, off (msync)")
 	fs.StringVar(&f.device, "device", "", "emulate each device as one of: "+cli.DeviceNames()+", or a profile file with a model (default: $BRAID_DEVICE)")
+	fs.Var(&f.progress, "progress", cli.ProgressUsage)
+	fs.Lookup("progress").DefValue = "auto"
 }
+
+// sizeVar declares a size flag whose default, 0, means the store's.
+func sizeVar(fs *pflag.FlagSet, p *byteSize, name, usage string) {
+	fs.Var(p, name, usage)
+	fs.Lookup(name).DefValue = "0"
+}
+
+// given reports whether the store flag name was on the command line.
+func (f *storeFlags) given(name string) bool { return f.fs != nil && f.fs.Changed(name) }
 
 // emulate puts the emulated device of -device (else BRAID_DEVICE) into o:
 // kv makes one device of that profile per device directory, so that

@@ -10,7 +10,7 @@
 // Subcommands are cobra commands; each parses its own Go-style flags
 // (single dash, as gensort and valsort take them).
 //
-// The exit statuses are listed by pmsort -h (exitStatuses) and in
+// The exit statuses are listed by pmsort -h (exits) and in
 // sort/README.md: 0 success, 1 the work failed, 2 the command line is
 // wrong (found before any work), 3 an internal error (a bug), 129 hung up,
 // 130 interrupted, 141 the reader of the output went away.
@@ -26,35 +26,28 @@ import (
 	"github.com/braid-pm/braid/internal/cli"
 )
 
-// exitStatuses is the one statement of the rule, printed by pmsort -h
-// (sort/README.md says the same).
-const exitStatuses = `Exit status:
-  0    success (also -h and help)
-  1    the work failed: a read or write failed, the input is not whole
-       records of the format, the free space or the memory budget is too
-       small for this input; and, as valsort, validate's records are out
-       of order or not a permutation of -perm INPUT
-  2    the command line is wrong, found before anything is read or
-       written: an unknown command or flag, a bad flag value (also a
-       path flag whose value is a flag: validate -o -q), options that
-       do not go together (gen -klv -value), a missing or extra
-       argument, or a path that cannot be used as given: an input that
-       does not exist, cannot be read, is a directory, or (sort) is not
-       a regular file (validate reads pipes); an output that is a
-       directory, is the input, is read-only (gen), is not a regular
-       file (sort, validate -o; gen writes pipes and /dev/stdout), or
-       (sort) exists without -f; a directory (of an output, -tmp, -dir)
-       that does not exist or is not writable; a -profile or
-       BRAID_PROFILE that cannot be loaded; a record count no file can
-       hold
-  3    an internal error: a bug in pmsort, reported with its stack
-       (please report it); partial output is removed
-  129  hung up (SIGHUP: the terminal was closed); partial output is
-       removed, as for 130
-  130  interrupted (SIGINT, SIGTERM); partial output is removed (a
-       SIGKILL or power loss leaves sort's temporary files: pmsort sort -h)
-  141  the reader of the output went away (SIGPIPE, as in
-       pmsort bench | head); partial output is removed, nothing printed`
+// exits is what pmsort's exit statuses mean (internal/cli's rule),
+// printed by pmsort -h (sort/README.md says the same).
+var exits = cli.Exits{
+	Help: "-h and help",
+	Fail: "a read or write failed, the input is not whole records of the format, " +
+		"the free space or the memory budget is too small for this input; and, as " +
+		"valsort, validate's records are out of order or not a permutation of -perm INPUT",
+	Usage: "found before anything is read or written: an unknown command or flag, a " +
+		"bad flag value (also a path flag whose value is a flag: validate -o -q), " +
+		"options that do not go together (gen -klv -value), a missing or extra argument, " +
+		"or a path that cannot be used as given: an input that does not exist, cannot " +
+		"be read, is a directory, or (sort) is not a regular file (validate reads " +
+		"pipes); an output that is a directory, is the input, is read-only (gen), is not " +
+		"a regular file (sort, validate -o; gen writes pipes and /dev/stdout), or (sort) " +
+		"exists without -f; a directory (of an output, -tmp, -dir) that does not exist " +
+		"or is not writable; a -profile or BRAID_PROFILE that cannot be loaded; a record " +
+		"count no file can hold",
+	Internal: "partial output is removed",
+	Hangup:   "partial output is removed, as for 130",
+	Signal:   "partial output is removed (a SIGKILL or power loss leaves sort's temporary files: pmsort sort -h)",
+	Pipe:     ", as in pmsort bench | head: partial output is removed, nothing printed",
+}
 
 func main() {
 	// SIGPIPE and SIGHUP too: a reader that went away (pmsort bench |
@@ -86,9 +79,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			{Name: "sort", Short: "sort a file (OnePass, MergePass or external merge sort)", Run: runSort},
 			{Name: "bench", Short: "compare EMS, OnePass and MergePass (and GNU sort)", Run: runBench},
 		},
-		ExitStatuses: exitStatuses,
-		Message:      message,
-		Recover:      true,
+		GoFlags: true,
+		Exits:   exits,
+		Message: message,
 	}
 	return app.Run(ctx, args, stdout, stderr)
 }

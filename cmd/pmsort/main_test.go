@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/braid-pm/braid/internal/cli"
+	"github.com/braid-pm/braid/internal/structtest"
 	"github.com/braid-pm/braid/persist/device"
 	"github.com/stretchr/testify/require"
 )
@@ -342,9 +344,13 @@ func TestExitStatuses(t *testing.T) {
 			}), "no case of %s for %s", cat, cmd)
 		}
 	}
+	var transcript strings.Builder
 	for _, c := range cases {
 		code, stdout, msg := pmsort(t, c.args...)
 		require.Equal(t, c.code, code, "%s, %s: %v: %s", c.cmd, c.category, c.args, msg)
+		if code == 2 && !slices.Contains(c.args, "-mem") { // -mem's message names the machine's memory
+			fmt.Fprintf(&transcript, "$ pmsort %s\n%s\n", strings.Join(c.args, " "), msg)
+		}
 		if c.code == 0 {
 			require.Contains(t, stdout+msg, c.msg, "%v", c.args) // help goes to stdout
 		} else {
@@ -376,6 +382,8 @@ func TestExitStatuses(t *testing.T) {
 		require.Equal(t, before, dirState(t, dir), "%v", c.args)
 		require.NoFileExists(t, ro)
 	}
+	text := strings.ReplaceAll(transcript.String(), dir, "$DIR")
+	structtest.GoldenText(t, "usage-errors", strings.ReplaceAll(text, filepath.Dir(fifo), "$FIFODIR"))
 }
 
 // dirState is the names and contents of the files under dir.

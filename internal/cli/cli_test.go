@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseSize(t *testing.T) {
@@ -182,9 +185,8 @@ func TestStatus(t *testing.T) {
 func TestApp(t *testing.T) {
 	var ran []string
 	app := &App{
-		Name: "pmx", Short: "a test command", ExitStatuses: "Exit status:\n  0 fine",
+		Name: "pmx", Short: "a test command", Exits: Exits{Fail: "it broke"}, GoFlags: true,
 		Message: func(err error) string { return strings.TrimPrefix(err.Error(), "pkg: ") },
-		Recover: true,
 		Commands: []Command{
 			{Name: "ok", Short: "succeeds", Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				fs := NewFlags("pmx ok", "[-v]", stdout)
@@ -214,7 +216,7 @@ func TestApp(t *testing.T) {
 		{context.Background(), []string{"ok"}, ExitOK, "done\n", ""},
 		{context.Background(), []string{"ok", "-h"}, ExitOK, "usage: pmx ok [-v]", ""},
 		{context.Background(), []string{"help", "ok"}, ExitOK, "usage: pmx ok [-v]", ""},
-		{context.Background(), []string{"-h"}, ExitOK, "Exit status:\n  0 fine", ""},
+		{context.Background(), []string{"-h"}, ExitOK, "Exit status:\n  0    success (also -h)\n  1    the work failed: it broke\n", ""},
 		{context.Background(), []string{"help"}, ExitOK, "a test command", ""},
 		{context.Background(), []string{"ok", "-x"}, ExitUsage, "", "pmx ok: flag provided but not defined: -x\nRun 'pmx ok -h' for its usage.\n"},
 		{context.Background(), []string{"fail"}, ExitFail, "", "pmx fail: it broke\n"},
@@ -276,4 +278,61 @@ func TestSignalContext(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("SIGPIPE canceled a context that ignores it")
 	}
+}
+
+// TestAppCobra: cobra parses the flags, with one dash or two, before or
+// after the arguments; a value that starts with a dash stays a value; --
+// ends the flags; the shared flags are listed once, by NAME -h.
+func TestAppCobra(t *testing.T) {
+	var got []string
+	var dir string
+	var n int
+	app := &App{
+		Name: "pmx", Short: "a test command", Exits: Exits{Fail: "it broke"},
+		Flags:      func(fs *pflag.FlagSet) { fs.StringVar(&dir, "dir", "", "the store") },
+		FlagsTitle: "Store flags",
+		Commands: []Command{{Name: "get", Short: "get a key", Args: "KEY", Long: "Gets KEY.",
+			Flags: func(fs *pflag.FlagSet) { fs.IntVar(&n, "n", 0, "a count") },
+			Run: func(_ context.Context, args []string, stdout, _ io.Writer) error {
+				if err := Args(args, 1, "KEY"); err != nil {
+					return err
+				}
+				got = append(got, fmt.Sprintf("%s %d %s", dir, n, args[0]))
+				return nil
+			}}},
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "-dir", "d", "k"}, "d 0 k"},
+		{[]string{"-dir", "d", "get", "k", "-n", "3"}, "d 3 k"},
+		{[]string{"get", "k", "--dir=-x", "--n", "-2"}, "-x -2 k"},
+		{[]string{"get", "-n=4", "--", "-k"}, " 4 -k"},
+	} {
+		got, dir, n = nil, "", 0
+		var out, diag bytes.Buffer
+		require.Equal(t, ExitOK, app.Run(context.Background(), c.args, &out, &diag), "%v: %s", c.args, diag.String())
+		require.Equal(t, []string{c.want}, got, "%v", c.args)
+	}
+	for _, c := range []struct {
+		args      []string
+		code      int
+		out, diag string
+	}{
+		{[]string{"get", "-h"}, ExitOK, "Usage:\n  pmx get [flags] KEY\n\nGets KEY.\n\nFlags:\n  -h, --help    help for get\n      --n int   a count\n\nStore flags: 'pmx -h' lists them.\n", ""},
+		{[]string{"get", "-zz", "k"}, ExitUsage, "", "pmx get: unknown flag: --zz\nRun 'pmx get -h' for its usage.\n"},
+		{[]string{"get", "-n", "x", "k"}, ExitUsage, "", "pmx get: invalid argument \"x\" for \"--n\" flag: strconv.ParseInt: parsing \"x\": invalid syntax\nRun 'pmx get -h' for its usage.\n"},
+		{[]string{"get"}, ExitUsage, "", "pmx get: missing KEY\nRun 'pmx get -h' for its usage.\n"},
+	} {
+		var out, diag bytes.Buffer
+		code := app.Run(context.Background(), c.args, &out, &diag)
+		require.Equal(t, c.code, code, "%v", c.args)
+		require.Equal(t, c.out, out.String(), "%v", c.args)
+		require.Equal(t, c.diag, diag.String(), "%v", c.args)
+	}
+	var out bytes.Buffer
+	require.Equal(t, ExitOK, app.Run(context.Background(), []string{"-h"}, &out, io.Discard))
+	require.Contains(t, out.String(), "Store flags:\n      --dir string   the store\n")
+	require.Contains(t, out.String(), "completion")
 }

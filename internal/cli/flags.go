@@ -44,14 +44,18 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 
 // NArgs checks that fs has want positional arguments, called names in
 // the error.
-func NArgs(fs *flag.FlagSet, want int, names string) error {
-	switch n := fs.NArg(); {
+func NArgs(fs *flag.FlagSet, want int, names string) error { return Args(fs.Args(), want, names) }
+
+// Args checks that args are want positional arguments, called names in
+// the error.
+func Args(args []string, want int, names string) error {
+	switch n := len(args); {
 	case want == 0 && n > 0:
-		return Usagef("want no arguments, got %d: %s", n, strings.Join(fs.Args(), " "))
+		return Usagef("want no arguments, got %d: %s", n, strings.Join(args, " "))
 	case n < want:
 		return Usagef("missing %s", names)
 	case n > want:
-		return Usagef("want %s, got %d arguments: %s", names, n, strings.Join(fs.Args(), " "))
+		return Usagef("want %s, got %d arguments: %s", names, n, strings.Join(args, " "))
 	}
 	return nil
 }

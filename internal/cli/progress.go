@@ -24,6 +24,9 @@ func (p *Progress) String() string {
 	return string(*p)
 }
 
+// Type is the value's name in a flag's help (pflag.Value).
+func (p *Progress) Type() string { return "mode" }
+
 func (p *Progress) Set(v string) error {
 	switch v {
 	case "auto", "on", "off":

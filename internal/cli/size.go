@@ -18,6 +18,9 @@ type Size int64
 // ("1 GiB", "4 KiB", "100 B").
 func (s *Size) String() string { return FormatSize(int64(*s)) }
 
+// Type is the value's name in a flag's help (pflag.Value).
+func (s *Size) Type() string { return "size" }
+
 func (s *Size) Set(v string) error {
 	n, err := ParseSize(v)
 	if err != nil {

@@ -106,3 +106,42 @@ func ParseDump(text string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+var updateText = flag.Bool("update", false, "rewrite the golden text files (testdata/*.golden) from what the code prints now")
+
+// GoldenText compares got, text a command prints for people (its help, its
+// usage errors, a report), with testdata/name.golden of the calling
+// package, so that a change of wording shows in review as one diff of that
+// file. `go test -run X -update` rewrites the file.
+func GoldenText(t testing.TB, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *updateText {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden file: %v (run the test with -update to write it)", err)
+	}
+	if got == string(want) {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	i := 0
+	for i < len(gl) && i < len(wl) && gl[i] == wl[i] {
+		i++
+	}
+	line := func(l []string) string {
+		if i < len(l) {
+			return l[i]
+		}
+		return "(end)"
+	}
+	t.Fatalf("%s: the text changed at line %d:\n got: %q\nwant: %q\n(if the change is meant, rerun with -update and review the diff)", path, i+1, line(gl), line(wl))
+}
