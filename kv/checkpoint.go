@@ -244,6 +244,9 @@ func (s *Store) Checkpoint() error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if err := s.writable(); err != nil {
+		return err
+	}
 	return s.checkpointLocked()
 }
 

@@ -26,6 +26,9 @@ func (s *Store) fail(err error) {
 
 // failure is the store's failure, nil while it has none.
 func (s *Store) failure() error {
+	if s.c.ReadOnly {
+		return ErrReadOnly // every write checks failure first (readonly.go)
+	}
 	if p := s.failed.err.Load(); p != nil {
 		return fmt.Errorf("kv: a durability call failed, no write is acknowledged since: %w", *p)
 	}

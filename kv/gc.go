@@ -25,6 +25,9 @@ func (s *Store) GC() (GCReport, error) {
 	if s.closed.Load() {
 		return GCReport{}, ErrClosed
 	}
+	if err := s.writable(); err != nil {
+		return GCReport{}, err
+	}
 	return s.gc(true)
 }
 

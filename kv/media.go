@@ -62,7 +62,7 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w: device %s is not a directory", ErrInvalid, dir)
 	}
-	lock, err := lockFile(filepath.Join(dir, "LOCK"))
+	lock, err := lockFile(filepath.Join(dir, "LOCK"), m.c.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +71,13 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 		lock.Close()
 		return nil, err
 	}
-	return &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu}, nil
+	return &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu, ro: m.c.ReadOnly}, nil
 }
 
 func (m *fileMedia) checkpoints() (fileDir, error) {
+	if m.c.ReadOnly {
+		return readOnlyCheckpoints(m.c.CheckpointDir)
+	}
 	if err := os.MkdirAll(m.c.CheckpointDir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: checkpoint directory: %v", ErrInvalid, err)
 	}
@@ -94,6 +97,7 @@ type fileDevice struct {
 	lock    *os.File
 	pmem    bool
 	emu     *pmdevice.Device // the emulated device (Options.Emulate), nil for none
+	ro      bool             // Options.ReadOnly: segments mapped read-only (readonly.go)
 	regions []*persist.Region
 }
 
@@ -121,7 +125,7 @@ func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
 // reopen of a big device was a tenth of the time; one with holes (a
 // creation cut short) is.
 func (d *fileDevice) mapSeg(i int, size int64, create bool, allocated bool) (*persist.Region, error) {
-	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create, Sparse: allocated, Device: d.emu})
+	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create, Sparse: allocated, ReadOnly: d.ro, Device: d.emu})
 	if err != nil {
 		return nil, fullErr(fmt.Sprintf("device %s: segment %d", d.dir, i), err)
 	}

@@ -55,6 +55,9 @@ func (s *Store) openMedia() error {
 		return err
 	}
 	s.ckdir = ckdir
+	if c.ReadOnly && have < n {
+		return fmt.Errorf("%w: no store on %s (%d of %d devices have one): a read-only open creates nothing", ErrInvalid, strings.Join(c.Devices, ", "), have, n)
+	}
 	if have == 0 {
 		s.rep.Created = true
 		var b [8]byte
@@ -109,7 +112,7 @@ func (s *Store) mapSegments(ids [][]byte) error {
 			}
 		}
 		existed := len(regions) // the segments after these are new files: zeros
-		if len(regions) < want && (ids[i] == nil || c.DeviceSize != 0) {
+		if len(regions) < want && (ids[i] == nil || c.DeviceSize != 0) && !c.ReadOnly {
 			if regions, err = d.dm.grow(want, c.SegmentSize); err != nil {
 				return err
 			}

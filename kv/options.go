@@ -109,6 +109,12 @@ type Options struct {
 	FullWait time.Duration
 	// NoStartupGC skips the cleaning pass of Open.
 	NoStartupGC bool
+	// ReadOnly opens an existing store to read it and writes nothing: no
+	// file is created, changed or removed, no start-up GC, no background
+	// work, no checkpoint at Close (readonly.go). Writes, GC and
+	// Checkpoint return ErrReadOnly. Read-only opens share a store; a
+	// read-write open excludes them (ErrBusy).
+	ReadOnly bool
 	// CheckpointInterval, when > 0, checkpoints in the background at this
 	// interval. Close always checkpoints.
 	CheckpointInterval time.Duration

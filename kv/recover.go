@@ -403,6 +403,9 @@ func (s *Store) repairTail(ch *chain, g *segment, end int) {
 			ch.tornEnt += u.entries
 		}
 	}
+	if s.c.ReadOnly {
+		return // reported, left as it is: a read-only open writes nothing (readonly.go)
+	}
 	for u := end; u < stop; {
 		next := min((u+unit)&^(unit-1), stop)
 		if len(g.bad) > 0 && overlaps(g.bad, u, next-u) {

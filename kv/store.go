@@ -116,7 +116,7 @@ func (s *Store) open() error {
 		return err
 	}
 	s.start()
-	if !s.c.NoStartupGC && !s.rep.Created {
+	if !s.c.NoStartupGC && !s.rep.Created && !s.c.ReadOnly {
 		rep, err := s.gc(true)
 		s.rep.GC = rep
 		if err != nil {
@@ -172,6 +172,9 @@ func (s *Store) start() {
 		go w.run()
 	}
 	s.placed.Wait() // every worker has bound itself to its node (numa.go)
+	if s.c.ReadOnly {
+		return // no background work: it writes (readonly.go)
+	}
 	s.bg.Add(2)
 	go s.merger()
 	go s.cleaner()
@@ -529,7 +532,10 @@ func (s *Store) Close() error {
 		s.ops.Unlock()
 		return ErrClosed
 	}
-	err := s.checkpointLocked()
+	var err error
+	if !s.c.ReadOnly {
+		err = s.checkpointLocked()
+	}
 	s.closed.Store(true)
 	s.ops.Unlock()
 	s.shutdown()

@@ -88,7 +88,7 @@ func TestCommandsOnFreshStore(t *testing.T) {
 	require.Contains(t, mustRun(t, cmd("check", dir)...), "ok: 7 keys")
 	require.Contains(t, mustRun(t, cmd("recover", dir)...), "keys")
 	require.Contains(t, mustRun(t, cmd("recover", dir, "-json")...), `"Keys": 7`)
-	require.Contains(t, mustRun(t, cmd("gc", dir)...), "gc: ")
+	require.Contains(t, mustRun(t, cmd("gc", dir)...), "gc pass: ")
 	require.Contains(t, mustRun(t, cmd("checkpoint", dir)...), "checkpoint written: 7 keys")
 
 	// -devices and -checkpoint name the same store.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/pflag"
@@ -27,6 +28,7 @@ type storeCommand struct {
 	nargs             int
 	argNames          string // for the missing/extra message
 	create            bool   // may create the store
+	readOnly          bool   // opens it read-only: changes no file (kv.Options.ReadOnly)
 	flags             func(fs *pflag.FlagSet)
 	check             func(args []string, sf *storeFlags) error // more argument checks, before opening
 	do                func(ctx context.Context, s store, args []string, stdout io.Writer) error
@@ -56,13 +58,18 @@ func (c storeCommand) run(ctx context.Context, sf *storeFlags, args []string, st
 	if err != nil {
 		return err
 	}
+	o.ReadOnly = c.readOnly
 	s, err := openStore(o)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if cerr := s.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close (checkpoint): %w", cerr)
+			what := "close (checkpoint)"
+			if c.readOnly {
+				what = "close"
+			}
+			err = fmt.Errorf("%s: %w", what, cerr)
 		}
 	}()
 	return c.do(ctx, s, args, stdout)
@@ -103,7 +110,7 @@ func putCommand(sf *storeFlags) cli.Command {
 }
 
 func getCommand(sf *storeFlags) cli.Command {
-	return storeCommand{name: "get", short: "print the value of KEY", args: "KEY",
+	return storeCommand{name: "get", readOnly: true, short: "print the value of KEY", args: "KEY",
 		long:  "Prints the value of KEY (its bytes, then a newline); exit status 1 if there is none.",
 		nargs: 1, argNames: "KEY",
 		check: func(args []string, sf *storeFlags) error { return checkKV(sf, []byte(args[0]), nil) },
@@ -132,7 +139,7 @@ func delCommand(sf *storeFlags) cli.Command {
 
 func scanCommand(sf *storeFlags) cli.Command {
 	var limit int
-	return storeCommand{name: "scan", short: "print the keys in [FROM, TO) with their values", args: "FROM TO",
+	return storeCommand{name: "scan", readOnly: true, short: "print the keys in [FROM, TO) with their values", args: "FROM TO",
 		long: `Prints the keys in [FROM, TO) in order, one 'KEY<tab>VALUE' line each (TO "": to the end).
 A key or value that is not printable text without tabs, or starts with '"', is printed
 Go-quoted: the lines can be given back to pmkv load.`,
@@ -198,7 +205,7 @@ func printJSON(w io.Writer, v any) error {
 
 func statsCommand(sf *storeFlags) cli.Command {
 	var asJSON bool
-	return storeCommand{name: "stats", short: "keys, live and allocated bytes, space amplification, segments, DRAM per key",
+	return storeCommand{name: "stats", readOnly: true, short: "keys, live and allocated bytes, space amplification, segments, DRAM per key",
 		long:  "Keys, live and allocated bytes, space amplification, segments per device, DRAM per key, media counters.",
 		flags: jsonFlag(&asJSON),
 		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
@@ -224,7 +231,7 @@ func statsCommand(sf *storeFlags) cli.Command {
 }
 
 func checkCommand(sf *storeFlags) cli.Command {
-	return storeCommand{name: "check", short: "verify every checksum and the index against the logs",
+	return storeCommand{name: "check", readOnly: true, short: "verify every checksum and the index against the logs",
 		long: "Verifies every checksum of the logs and the index against them; exit status 1 names the first bad entry.",
 		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
 			if err := s.Check(); err != nil {
@@ -238,7 +245,7 @@ func checkCommand(sf *storeFlags) cli.Command {
 
 func recoverCommand(sf *storeFlags) cli.Command {
 	var asJSON bool
-	return storeCommand{name: "recover", short: "open the store and print what recovery found",
+	return storeCommand{name: "recover", readOnly: true, short: "open the store and print what recovery found",
 		long:  "Opens the store (recovering it) and prints what recovery found: the checkpoint used, bytes and\nentries replayed per device, torn or corrupt entries dropped, the time of each phase.",
 		flags: jsonFlag(&asJSON),
 		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
@@ -271,26 +278,32 @@ func printRecovery(w io.Writer, r kv.RecoveryReport) error {
 	fmt.Fprintf(tw, "keys\t%d (highest serial %d)\n", r.Keys, r.MaxSerial)
 	fmt.Fprintf(tw, "time\tcheckpoint %v, read %v, parse %v, index %v; total %v (%.2f GB/s, %.0f keys/s)\n",
 		r.CheckpointTime, r.ReadTime, r.ParseTime, r.IndexTime, r.Total, r.GBs, r.KeysPerSec)
-	fmt.Fprintf(tw, "startup GC\t%d segments cleaned, %d entries moved, %d segments freed\n", r.GC.Cleaned, r.GC.Moved, r.GC.SegmentsFreed)
 	return tw.Flush()
 }
 
 func gcCommand(sf *storeFlags) cli.Command {
 	var asJSON bool
 	return storeCommand{name: "gc", short: "run one cleaning pass",
-		long:  "Runs one cleaning pass now and prints what it did.",
+		long:  "Opens the store (its open runs the start-up cleaning pass), runs one more cleaning pass\nand prints what each did.",
 		flags: jsonFlag(&asJSON),
 		do: func(_ context.Context, s store, _ []string, stdout io.Writer) error {
+			startup := s.Recovery().GC
 			r, err := s.GC()
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return printJSON(stdout, r)
+				return printJSON(stdout, struct{ Startup, Pass kv.GCReport }{startup, r})
 			}
-			_, err = fmt.Fprintf(stdout, "gc: %d of %d candidate segments cleaned, %d entries (%s) moved, %d tombstones dropped, %d segments freed in %v\n",
-				r.Cleaned, r.Candidates, r.Moved, human(r.MovedBytes), r.TombstonesDropped, r.SegmentsFreed, r.Elapsed)
-			return err
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			for _, p := range []struct {
+				what string
+				r    kv.GCReport
+			}{{"start-up pass", startup}, {"gc pass", r}} {
+				fmt.Fprintf(tw, "%s:\t%d of %d candidate segments cleaned, %d entries (%s) moved, %d tombstones dropped, %d segments freed in %v\n",
+					p.what, p.r.Cleaned, p.r.Candidates, p.r.Moved, human(p.r.MovedBytes), p.r.TombstonesDropped, p.r.SegmentsFreed, p.r.Elapsed.Round(time.Microsecond))
+			}
+			return tw.Flush()
 		}}.command(sf)
 }
 

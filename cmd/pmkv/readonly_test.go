@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// files is every file under dir: name -> bytes.
+func files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		m[p] = string(b)
+		return err
+	}))
+	return m
+}
+
+// TestReadOnlyCommands (issue 26, point 1): get, scan, stats, check and
+// recover change no byte of the store (no checkpoint at close, no
+// start-up GC), and gc reports its open's start-up pass with its own.
+func TestReadOnlyCommands(t *testing.T) {
+	if !kvReady(t) {
+		t.Skip("needs package kv")
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	in := filepath.Join(t.TempDir(), "in.txt")
+	var text []byte
+	for round := range 4 {
+		for i := range 3000 {
+			text = fmt.Appendf(text, "k%05d\tv%d.%d%0200d\n", i, i, round, 0)
+		}
+	}
+	require.NoError(t, os.WriteFile(in, text, 0o644))
+	mustRun(t, cmd("load", dir, "-group", "500", in)...)
+	before := files(t, dir)
+	pad := fmt.Sprintf("%0200d", 0)
+	require.Equal(t, "v42.3"+pad+"\n", mustRun(t, cmd("get", dir, "k00042")...))
+	require.Equal(t, "k00001\tv1.3"+pad+"\n", mustRun(t, cmd("scan", dir, "k00001", "k00002")...))
+	require.Regexp(t, `(?m)^keys\s+3000$`, mustRun(t, cmd("stats", dir)...))
+	require.Contains(t, mustRun(t, cmd("check", dir)...), "ok: 3000 keys")
+	require.Contains(t, mustRun(t, cmd("recover", dir)...), "3000")
+	require.Equal(t, before, files(t, dir), "a read-only command changed the store")
+
+	out := mustRun(t, cmd("gc", dir, "-json")...)
+	require.Regexp(t, `"Startup": \{[^}]*"Moved": [1-9]`, out, "the open's pass moved the live entries of the overwritten segments")
+}
