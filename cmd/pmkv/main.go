@@ -19,6 +19,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/braid-pm/braid/internal/cli"
 )
@@ -77,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Flags:      sf.register,
 		FlagsTitle: "Store flags (every command)",
 		Exits:      exits,
+		Message:    func(err error) string { return strings.TrimPrefix(err.Error(), "kv: ") },
 	}
 	return app.Run(ctx, args, stdout, stderr)
 }
