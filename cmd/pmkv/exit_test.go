@@ -63,7 +63,7 @@ func TestExitStatuses(t *testing.T) {
 		{with("put", "-pmem", "maybe", "k", "v"), 2, `-pmem "maybe"`},
 		{with("put", "-segment", "1x", "k", "v"), 2, "bad size"},
 		{with("put", "-workers", "-3", "k", "v"), 2, "WorkersPerDevice -3"},
-		{with("put", "-device", "nosuch", "k", "v"), 2, `-device: persist: invalid argument: no device profile "nosuch"`},
+		{with("put", "-device", "nosuch", "k", "v"), 2, `-device: device: invalid argument: no device profile "nosuch"`},
 		{with("del"), 2, "missing KEY"},
 		{with("scan", "a"), 2, "missing FROM and TO"},
 		{with("scan", "-n", "-1", "a", "b"), 2, "-n -1"},
