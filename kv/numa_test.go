@@ -48,7 +48,7 @@ func fakeTopology() string {
 	return fakeRoot
 }
 
-func twoCPUs(t *testing.T) {
+func twoCPUs(t testing.TB) {
 	cpus, err := numa.ThreadCPUs()
 	if err != nil || len(cpus) < 2 || cpus[0] != 0 || cpus[1] != 1 {
 		t.Skipf("needs CPUs 0 and 1 for the fake topology (have %v, %v)", cpus, err)
