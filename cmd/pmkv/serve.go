@@ -2,58 +2,84 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
+	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tidwall/redcon"
 
+	"github.com/braid-pm/braid/cmd/pmkv/internal/server"
 	"github.com/braid-pm/braid/internal/cli"
 )
 
-const serveUsage = `Serves the store over the Redis protocol (RESP2, through tidwall/redcon):
-GET, SET (the reply comes once the value is durable), DEL, EXISTS, MGET,
-MSET (one kv Apply: all durable when OK comes), SCAN cursor [MATCH p]
-[COUNT n] over the ordered index, DBSIZE, PING, ECHO, INFO, COMMAND,
-CLIENT SETNAME/GETNAME/SETINFO, SELECT 0, AUTH, QUIT, and pipelining;
-anything else is an -ERR reply. An address other than loopback needs
--requirepass. SIGINT or SIGTERM stops accepting, finishes the requests in
-flight, closes the store (a checkpoint) and exits 0; SIGHUP does the same
-and exits 129. Try it with
-redis-cli -p 6380 SET k v.`
+const serveUsage = `Serves the store over the Redis protocol (RESP2, and RESP3 after HELLO 3):
+Redis 7.0's string, key, expiry, bit, transaction (MULTI/EXEC/WATCH) and
+connection commands, with Redis's replies (cmd/pmkv/README.md lists them).
+A write is answered once durable; a pipeline's writes are committed
+together. An address other than loopback needs a password (-requirepass
+or -user); with none, clients from outside loopback are refused
+(protected mode). -metrics-addr serves Prometheus metrics at /metrics.
+SIGINT or SIGTERM stops accepting, finishes the requests in flight, closes
+the store (a checkpoint) and exits 0; SIGHUP does the same and exits 129.
+Try it with redis-cli -p 6380 SET k v.`
 
 type serveFlags struct {
-	sf           *storeFlags
-	addr, pass   string
-	maxClients   int
-	maxRequest   byteSize
-	writeTimeout time.Duration
-	drainTimeout time.Duration
+	sf              *storeFlags
+	addr, pass      string
+	users           userFlags
+	tlsCert, tlsKey string
+	metricsAddr     string
+	protected       bool
+	maxClients      int
+	maxRequest      byteSize
+	writeTimeout    time.Duration
+	drainTimeout    time.Duration
+}
+
+// userFlags are -user NAME:PASS flags, repeated.
+type userFlags map[string]string
+
+func (u userFlags) String() string { return "" }
+func (u userFlags) Type() string   { return "NAME:PASS" }
+
+func (u userFlags) Set(s string) error {
+	name, pass, ok := strings.Cut(s, ":")
+	if !ok || name == "" || pass == "" {
+		return fmt.Errorf("%q: want NAME:PASSWORD", s)
+	}
+	u[name] = pass
+	return nil
 }
 
 func serveCommand(sf *storeFlags) cli.Command {
-	f := &serveFlags{sf: sf}
+	f := &serveFlags{sf: sf, users: userFlags{}}
 	return cli.Command{Name: "serve", Short: "serve the store over the Redis protocol", Long: serveUsage, Flags: f.register,
-		Run: func(ctx context.Context, args []string, stdout, _ io.Writer) error { return f.run(ctx, args, stdout) }}
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return f.run(ctx, args, stdout, stderr)
+		}}
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:6380", "address to listen on")
-	fs.StringVar(&f.pass, "requirepass", "", "password clients must give with AUTH (required off loopback)")
+	fs.StringVar(&f.pass, "requirepass", "", "password of the default user (AUTH PASS)")
+	fs.Var(f.users, "user", "a user and its password (AUTH NAME PASS); repeatable")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM; with -tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the certificate's private key (PEM)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (off when empty)")
+	fs.BoolVar(&f.protected, "protected-mode", true, "without a password, refuse clients from outside loopback")
 	fs.IntVar(&f.maxClients, "maxclients", 10000, "most clients connected at once")
-	f.maxRequest = 64 << 20
-	fs.Var(&f.maxRequest, "max-request", "largest request (a command with its arguments)")
+	f.maxRequest = 512 << 20
+	fs.Var(&f.maxRequest, "max-request", "largest argument of a request (Redis's proto-max-bulk-len)")
 	fs.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "a client that does not read its replies for this long is disconnected")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Second, "at shutdown, how long requests in flight may take")
 }
 
-func (f *serveFlags) run(ctx context.Context, args []string, stdout io.Writer) (err error) {
+func (f *serveFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	if err := cli.Args(args, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -67,9 +93,9 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdout io.Writer) (
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := f.listen()
 	if err != nil {
-		return usagef("-addr %s: %v", f.addr, err)
+		return err
 	}
 	s, err := openStore(o)
 	if err != nil {
@@ -81,16 +107,93 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdout io.Writer) (
 			err = fmt.Errorf("close (checkpoint): %w", cerr)
 		}
 	}()
-	srv := newServer(s, f)
-	fmt.Fprintf(stdout, "pmkv serve: listening on %s (store %s)\n", ln.Addr(), o.Devices[0])
-	if err := srv.serve(ctx, ln); err != nil {
+	ks, ok := s.(server.KVStore)
+	if !ok {
+		ln.Close()
+		return errors.New("the store is not a kv store")
+	}
+	srv := server.New(f.config(ks, ln, stderr))
+	stopMetrics, err := f.serveMetrics(srv)
+	if err != nil {
+		ln.Close()
 		return err
 	}
-	fmt.Fprintf(stdout, "pmkv serve: shut down: %d clients served, %d commands; store closed\n", srv.served.Load(), srv.commands.Load())
+	defer stopMetrics()
+	fmt.Fprintf(stdout, "pmkv serve: listening on %s (store %s)\n", ln.Addr(), o.Devices[0])
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	clients, commands := srv.Served()
+	fmt.Fprintf(stdout, "pmkv serve: shut down: %d clients served, %d commands; store closed\n", clients, commands)
 	if context.Cause(ctx) == cli.ErrHangup {
 		return ctx.Err() // exit status 129; SIGINT and SIGTERM are serve's normal stop
 	}
 	return nil
+}
+
+func (f *serveFlags) config(s server.KVStore, ln net.Listener, stderr io.Writer) server.Config {
+	users := map[string]string{}
+	for n, p := range f.users {
+		users[n] = p
+	}
+	if f.pass != "" {
+		users["default"] = f.pass
+	}
+	port := 0
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+		port = ta.Port
+	}
+	return server.Config{
+		Backend: server.KV{S: s}, Users: users, ProtectedMode: f.protected,
+		MaxClients: f.maxClients, MaxBulk: int64(f.maxRequest), WriteTimeout: f.writeTimeout,
+		DrainTimeout: f.drainTimeout, Log: logTo(stderr), Port: port,
+	}
+}
+
+// serveLog, when set, takes the server's warnings instead of stderr (tests).
+var serveLog io.Writer
+
+func logTo(stderr io.Writer) io.Writer {
+	if serveLog != nil {
+		return serveLog
+	}
+	return stderr
+}
+
+// listen opens -addr, with TLS when -tls-cert is given.
+func (f *serveFlags) listen() (net.Listener, error) {
+	var cfg *tls.Config
+	if f.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return nil, usagef("-tls-cert %s, -tls-key %s: %v", f.tlsCert, f.tlsKey, err)
+		}
+		cfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return nil, usagef("-addr %s: %v", f.addr, err)
+	}
+	if cfg != nil {
+		ln = tls.NewListener(ln, cfg)
+	}
+	return ln, nil
+}
+
+// serveMetrics serves /metrics on -metrics-addr until the returned stop.
+func (f *serveFlags) serveMetrics(srv *server.Server) (func(), error) {
+	if f.metricsAddr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", f.metricsAddr)
+	if err != nil {
+		return nil, usagef("-metrics-addr %s: %v", f.metricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", server.NewMetrics(srv).Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return func() { hs.Close() }, nil
 }
 
 func (f *serveFlags) check() error {
@@ -98,8 +201,16 @@ func (f *serveFlags) check() error {
 	if err != nil {
 		return usagef("-addr %q: %v (want HOST:PORT)", f.addr, err)
 	}
-	if !loopback(host) && f.pass == "" {
-		return usagef("-addr %s is not loopback: give -requirepass", f.addr)
+	if !loopback(host) && f.pass == "" && len(f.users) == 0 {
+		return usagef("-addr %s is not loopback: give -requirepass or -user", f.addr)
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usagef("-tls-cert and -tls-key go together")
+	}
+	if f.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
+			return usagef("-metrics-addr %q: %v (want HOST:PORT)", f.metricsAddr, err)
+		}
 	}
 	switch {
 	case f.maxClients < 1:
@@ -119,140 +230,3 @@ func loopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// server is the state of pmkv serve.
-type server struct {
-	s        store
-	f        *serveFlags
-	start    time.Time
-	clients  atomic.Int64
-	served   atomic.Int64
-	commands atomic.Int64
-	inflight sync.WaitGroup
-	draining atomic.Bool
-	cursors  cursors
-}
-
-func newServer(s store, f *serveFlags) *server {
-	return &server{s: s, f: f, start: time.Now(), cursors: cursors{m: map[uint64]*cursor{}}}
-}
-
-// client is one connection's state.
-type client struct {
-	authed bool
-	name   string
-}
-
-// serve runs until ctx is done, then drains: the listener is closed,
-// requests in flight finish and are answered, then connections close.
-func (sv *server) serve(ctx context.Context, ln net.Listener) error {
-	dl := &drainListener{Listener: guardListener{Listener: ln, max: int64(sv.f.maxRequest)}, sv: sv, done: make(chan struct{})}
-	rs := redcon.NewServerNetwork("tcp", "", sv.handle, sv.accept, sv.closed)
-	errc := make(chan error, 1)
-	go func() { errc <- rs.Serve(dl) }()
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		return err
-	}
-	sv.draining.Store(true)
-	close(dl.done)
-	ln.Close()
-	return <-errc
-}
-
-// drainListener lets redcon's Serve return (and close the connections)
-// only after the requests in flight were answered.
-type drainListener struct {
-	net.Listener
-	sv   *server
-	done chan struct{}
-}
-
-func (l *drainListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		return c, nil
-	}
-	select {
-	case <-l.done:
-		finished := make(chan struct{})
-		go func() { l.sv.inflight.Wait(); close(finished) }()
-		select {
-		case <-finished:
-		case <-time.After(l.sv.f.drainTimeout):
-		}
-		return nil, net.ErrClosed
-	default:
-		return nil, err
-	}
-}
-
-func (sv *server) accept(c redcon.Conn) bool {
-	if sv.draining.Load() {
-		return false
-	}
-	if sv.clients.Add(1) > int64(sv.f.maxClients) {
-		sv.clients.Add(-1)
-		c.WriteError("ERR max number of clients reached")
-		redcon.BaseWriter(c).Flush()
-		return false
-	}
-	sv.served.Add(1)
-	c.SetContext(&client{authed: sv.f.pass == ""})
-	return true
-}
-
-func (sv *server) closed(c redcon.Conn, err error) {
-	if c.Context() != nil {
-		sv.clients.Add(-1)
-	}
-}
-
-// handle answers a command and the rest of its pipeline: runs of SETs go
-// to the store together (PutAsync), so that one client's pipeline shares
-// the workers' batches; every reply is written in order, once its put is
-// durable, and flushed (under the write deadline) before handle returns,
-// so that a draining shutdown never closes a connection with replies
-// unsent.
-func (sv *server) handle(c redcon.Conn, first redcon.Command) {
-	sv.inflight.Add(1)
-	defer sv.inflight.Done()
-	cmds := append([]redcon.Command{first}, c.ReadPipeline()...)
-	sv.commands.Add(int64(len(cmds)))
-	cl, _ := c.Context().(*client)
-	if cl == nil {
-		cl = &client{}
-	}
-	for i := 0; i < len(cmds); {
-		switch {
-		case sv.draining.Load():
-			c.WriteError("ERR server is shutting down")
-			i++
-		case cl.authed && isSet(cmds[i]):
-			j := i + 1
-			for j < len(cmds) && j-i < 256 && isSet(cmds[j]) {
-				j++
-			}
-			sv.sets(c, cmds[i:j])
-			i = j
-		default:
-			if sv.dispatch(c, cl, cmds[i]) {
-				i = len(cmds) // QUIT: the rest is not answered
-			}
-			i++
-		}
-	}
-	c.NetConn().SetWriteDeadline(time.Now().Add(sv.f.writeTimeout))
-	if err := redcon.BaseWriter(c).Flush(); err != nil {
-		c.Close()
-	}
-}
-
-func isSet(cmd redcon.Command) bool {
-	return len(cmd.Args) == 3 && len(cmd.Args[0]) == 3 && strings.EqualFold(string(cmd.Args[0]), "set")
-}
-
-func pid() int { return os.Getpid() }
-
-func sinceSeconds(t time.Time) float64 { return time.Since(t).Seconds() }
