@@ -14,6 +14,7 @@ type Batch struct {
 
 type batchOp struct {
 	key, value []byte
+	dl         uint64 // deadline (expire.go); 0: none
 	del        bool
 }
 

@@ -22,13 +22,17 @@ type loc struct {
 }
 
 func (l loc) tomb() bool    { return l.vlen&tombBit != 0 }
+func (l loc) ttl() bool     { return l.vlen&ttlBit != 0 } // the record ends with a deadline
 func (l loc) valueLen() int { return int(l.vlen & vlenMask) }
 func (l loc) size() int64   { return int64(recSize(int(l.klen), l.valueLen()) + entrySize) }
 
 // newer reports whether a wins over b: the higher serial. A version moved
 // by GC keeps its serial; between two copies of one version the index
-// keeps the one it has.
-func (a loc) newer(b loc) bool { return a.serial > b.serial }
+// keeps the one it has, but a tombstone wins a tie: an expired version
+// turned into a tombstone keeps its serial too (expire.go).
+func (a loc) newer(b loc) bool {
+	return a.serial > b.serial || a.serial == b.serial && a.vlen&tombBit > b.vlen&tombBit
+}
 
 var hashSeed = maphash.MakeSeed()
 

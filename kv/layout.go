@@ -19,13 +19,17 @@ import (
 //
 // A data record is key || value, zero-padded to 8 bytes; a tombstone's
 // record is the key alone. Records carry no header: the metadata entry
-// that commits a record says where it is, how long it is and its CRC.
+// that commits a record says where it is, how long it is and its CRC. A
+// record with a deadline (the entry's deadline bit) is key || value ||
+// deadline, the deadline a u64 (Unix milliseconds, little-endian, not
+// aligned): its entry's value length counts those 8 bytes, so that the
+// entry's CRC field covers the deadline (expire.go).
 //
 // A metadata entry is 24 bytes, 8-byte aligned:
 //
 //	 0  u64  serial (bits 0..47) | key length (bits 48..63)
 //	 8  u32  offset of the data record in the data segment
-//	12  u32  value length (bits 0..30) | tombstone (bit 31)
+//	12  u32  value length (bits 0..29) | deadline (bit 30) | tombstone (bit 31)
 //	16  u32  CRC-32C of key || value
 //	20  u32  CRC-32C of the metadata segment's epoch (8 bytes, LE) || bytes 0..19
 //
@@ -36,6 +40,9 @@ import (
 // writes one whenever it moves to a new data segment. An all-zero entry
 // ends the log. Seeding the entry CRC with the segment's epoch makes
 // entries left from a previous use of a recycled segment fail their check.
+// A metadata segment's header carries flag flagDeadlines (its entries may
+// set the deadline bit), so that a build that knows no deadlines refuses
+// the store (ErrBadFormat) instead of dropping those entries as corrupt.
 const (
 	bodyOff   = 256 // the header's XPLine; the log body starts at the next one
 	entrySize = 24
@@ -44,12 +51,15 @@ const (
 	serialBits = 48
 	serialMask = 1<<serialBits - 1
 	tombBit    = 1 << 31
-	vlenMask   = tombBit - 1
+	ttlBit     = 1 << 30    // the record ends with a deadline (expire.go)
+	vlenMask   = ttlBit - 1 // (a marker's log end: tombBit - 1)
+
+	flagDeadlines = 1 // metadata segment header flag: entries may set ttlBit
 )
 
 var (
 	dataKind = segKind("braidKDS", "kv data segment")
-	metaKind = segKind("braidKMT", "kv metadata segment")
+	metaKind = withFlags(segKind("braidKMT", "kv metadata segment"), flagDeadlines)
 	ckptKind = segKind("braidKCP", "kv checkpoint")
 )
 
@@ -64,6 +74,11 @@ func segKind(magic, name string) pmheader.Kind {
 		Invalid:   ErrInvalid,
 		TooSmall:  ErrInvalid,
 	}
+}
+
+func withFlags(k pmheader.Kind, flags uint32) pmheader.Kind {
+	k.Flags = flags
+	return k
 }
 
 // errFreeSegment: a segment header with a zero magic (free or never used).
@@ -85,7 +100,11 @@ const (
 )
 
 func (h *segHeader) fields() pmheader.Fields {
-	return pmheader.Fields{Size: uint32(h.size), Stride: uint32(h.owner), Count: h.epoch, Aux: h.storeID}
+	f := pmheader.Fields{Size: uint32(h.size), Stride: uint32(h.owner), Count: h.epoch, Aux: h.storeID}
+	if h.kind == kindMeta {
+		f.Flags = flagDeadlines
+	}
+	return f
 }
 
 // decodeSegHeader reads a segment's header line. A free segment (zero
@@ -125,8 +144,9 @@ type entry struct {
 	serial uint64 // for a marker: the data segment's epoch
 	klen   int    // 0: a marker
 	off    uint32 // for a marker: the data segment
-	vlen   uint32
+	vlen   uint32 // with ttl: the value's length + 8
 	tomb   bool
+	ttl    bool // the record ends with its deadline
 	crc    uint32
 }
 
@@ -150,6 +170,9 @@ func encodeEntrySeeded(b []byte, e *entry, seed uint32) {
 	v := e.vlen
 	if e.tomb {
 		v |= tombBit
+	}
+	if e.ttl {
+		v |= ttlBit
 	}
 	binary.LittleEndian.PutUint32(b[12:], v)
 	binary.LittleEndian.PutUint32(b[16:], e.crc)
@@ -194,9 +217,14 @@ func decodeEntrySeeded(b []byte, seed uint32) (entry, int) {
 		off:    binary.LittleEndian.Uint32(b[8:]),
 		vlen:   v & vlenMask,
 		tomb:   v&tombBit != 0,
+		ttl:    v&ttlBit != 0,
 		crc:    binary.LittleEndian.Uint32(b[16:]),
 	}
-	if e.serial == 0 || e.marker() && (e.tomb || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() {
+	if e.marker() { // a marker's log end takes 31 bits
+		e.vlen, e.ttl = v&^tombBit, false
+	}
+	if e.serial == 0 || e.marker() && (e.tomb || e.ttl || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() ||
+		e.ttl && e.vlen < deadlineSize {
 		return entry{}, entryBad
 	}
 	return e, entryOK

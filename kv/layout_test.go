@@ -38,12 +38,20 @@ func TestGolden(t *testing.T) {
 	add(entry{serial: 0x77, off: 5, vlen: 256})                                                        // marker: data segment 5, epoch 0x77, log end 256
 	add(entry{serial: 42, klen: len(key), off: 256, vlen: uint32(len(val)), crc: recordCRC(key, val)}) // put
 	add(entry{serial: 43, klen: len(key), off: 288, tomb: true, crc: recordCRC(key, nil)})             // delete
+	// A put with a deadline: its record ends with it, its length counted.
+	dl := binary.LittleEndian.AppendUint64(nil, 1_767_225_600_000) // 2026-01-01 00:00:00 UTC in ms
+	add(entry{serial: 44, klen: len(key), off: 296, vlen: uint32(len(val) + len(dl)), ttl: true, crc: recordCRC(key, append(val, dl...))})
 	structtest.Golden(t, "meta_entries", log)
 
 	rec := make([]byte, recSize(len(key), len(val)))
 	copy(rec, key)
 	copy(rec[len(key):], val)
 	structtest.Golden(t, "data_record", rec)
+	rec = make([]byte, recSize(len(key), len(val)+len(dl)))
+	copy(rec, key)
+	copy(rec[len(key):], val)
+	copy(rec[len(key)+len(val):], dl)
+	structtest.Golden(t, "data_record_deadline", rec)
 
 	l := loc{serial: 42, epoch: 0x77, seg: 5, off: 256, vlen: uint32(len(val)), crc: recordCRC(key, val), dev: 1, klen: uint16(len(key))}
 	ck := &checkpoint{seq: 9, maxSerial: 43, floor: 44, lastEpoch: 0x1234,
@@ -59,6 +67,9 @@ func TestEntryRoundTrip(t *testing.T) {
 		{serial: serialMask, klen: MaxKeyLimit, off: 1 << 30, vlen: vlenMask, crc: 0xffffffff},
 		{serial: 5, klen: 3, off: 264, tomb: true, crc: 1},
 		{serial: 9, off: 12, vlen: 4096},
+		{serial: 9, off: 12, vlen: 1<<31 - 4096}, // a marker's log end takes 31 bits
+		{serial: 6, klen: 3, off: 264, vlen: 108, ttl: true, crc: 2},
+		{serial: 6, klen: 3, off: 264, vlen: deadlineSize, ttl: true, crc: 2}, // an empty value
 	} {
 		encodeEntry(b, &e, 99)
 		got, st := decodeEntry(b, 99)
@@ -75,6 +86,13 @@ func TestEntryRoundTrip(t *testing.T) {
 	}
 	_, st := decodeEntry(make([]byte, entrySize), 1)
 	require.Equal(t, entryEnd, st)
+	// A deadline bit on a tombstone, or on a value too short to hold the
+	// deadline, is no entry any build writes.
+	for _, e := range []entry{{serial: 5, klen: 3, off: 264, tomb: true, ttl: true, crc: 1}, {serial: 6, klen: 3, off: 264, vlen: 7, ttl: true, crc: 2}} {
+		encodeEntry(b, &e, 99)
+		_, st = decodeEntry(b, 99)
+		require.Equal(t, entryBad, st, "%+v", e)
+	}
 }
 
 func TestCheckpointDecode(t *testing.T) {

@@ -122,6 +122,14 @@ type Options struct {
 	// on DAX (persist.Options.ForcePMem; BRAID_FORCE_PMEM=1 does the same).
 	// Without it a file on tmpfs or a disk is made durable with msync.
 	PMem bool
+	// Clock is the time deadlines are compared with (expire.go); nil:
+	// time.Now. Tests inject a fake one. The store never acts on a time
+	// earlier than one it has acted on since Open.
+	Clock func() time.Time
+	// ExpireInterval is how often the expirer drops versions whose
+	// deadline passed (a read that finds one wakes it too). 0 means
+	// DefaultExpireInterval; negative: only reads wake it.
+	ExpireInterval time.Duration
 	// Emulate runs each of Devices as an emulated device of its own with
 	// this profile's model (persist's "Emulated devices"; emulate.go):
 	// the segments' writes and the store's reads (gets, recovery) sleep
@@ -228,6 +236,9 @@ func (o *Options) resolve() (*config, error) {
 	}
 	if c.FullWait == 0 {
 		c.FullWait = DefaultFullWait
+	}
+	if c.ExpireInterval == 0 {
+		c.ExpireInterval = DefaultExpireInterval
 	}
 	return c, nil
 }

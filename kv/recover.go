@@ -140,6 +140,7 @@ func (s *Store) recover() error {
 		ch.out = nil
 	}
 	s.build(srcs)
+	s.loadDeadlines()
 	s.rep.IndexTime = time.Since(t2)
 	if !s.broken.noSerialRestore {
 		s.serial.Store(maxSerial)
@@ -315,13 +316,16 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		rec := data.mem[e.off : int(e.off)+n]
 		data.r.ReadSeq(rec) // declared to an emulated device (Options.Emulate)
 		ch.valueB += int64(n)
-		if persist.CRC32C(rec) != e.crc && !s.broken.noValueCRC {
+		if persist.CRC32C(rec[:s.crcLen(n, e.ttl)]) != e.crc && !s.broken.noValueCRC {
 			ch.corrupt++ // a torn batch's value, or damage: never a value
 			continue
 		}
 		l := loc{serial: e.serial, epoch: data.epoch.Load(), seg: uint32(data.idx), off: e.off, vlen: e.vlen, crc: e.crc, dev: uint16(ch.dev), klen: uint16(e.klen)}
 		if e.tomb {
 			l.vlen |= tombBit
+		}
+		if e.ttl {
+			l.vlen |= ttlBit
 		}
 		ch.out.add(s.idx, rec[:e.klen], l)
 	}

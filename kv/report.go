@@ -29,6 +29,12 @@ type Stats struct {
 	// for the cleaner (each once, however long it waited).
 	RoomWaits   uint64
 	Checkpoints uint64
+	// Expires is the keys with a deadline (expired ones not yet dropped
+	// included: Redis's keyspace "expires="); ExpiredKeys the versions
+	// dropped because their deadline passed since Open (Redis's
+	// "expired_keys").
+	Expires     int64
+	ExpiredKeys uint64
 }
 
 // DeviceStats describes one device.

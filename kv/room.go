@@ -219,7 +219,9 @@ func (s *Store) reclaimable(d *device) bool {
 // writeRetry runs a put or delete to completion, waiting for room as the
 // package comment of room.go says; re is a first try's failure (PutAsync),
 // nil for none.
-func (s *Store) writeRetry(re *roomError, kind opKind, key, value []byte) (Token, error) {
+// A put with dl carries that deadline; with cond it is written only if
+// the index still holds *cond for key (else errRaced; expire.go).
+func (s *Store) writeRetry(re *roomError, kind opKind, key, value []byte, dl uint64, cond *loc) (Token, error) {
 	var rw roomWait
 	defer rw.done(s)
 	for {
@@ -235,7 +237,10 @@ func (s *Store) writeRetry(re *roomError, kind opKind, key, value []byte) (Token
 			return Token{}, err
 		}
 		r := s.getReq()
-		r.kind, r.key, r.value = kind, key, value
+		r.kind, r.key, r.value, r.dl = kind, key, value, dl
+		if cond != nil {
+			r.cond, r.l = true, *cond
+		}
 		r.serial = s.serial.Add(1)
 		s.route(&rw).q <- r
 		<-r.done
@@ -252,6 +257,6 @@ func (s *Store) writeRetry(re *roomError, kind opKind, key, value []byte) (Token
 // operations lock already released).
 func (s *Store) retryAsync(re *roomError, key, value []byte, done func(Token, error)) {
 	defer s.stalls.Done()
-	tok, err := s.writeRetry(re, opPut, key, value)
+	tok, err := s.writeRetry(re, opPut, key, value, 0, nil)
 	done(tok, err)
 }

@@ -29,6 +29,7 @@ func (s *Store) Stats() Stats {
 	st.GCPasses, st.GCMoved = s.stats.gcPasses.Load(), s.stats.gcMoved.Load()
 	st.SegmentsFreed, st.Checkpoints = s.stats.segmentsFreed.Load(), s.stats.checkpoints.Load()
 	st.RoomWaits = s.stats.roomWaits.Load()
+	st.Expires, st.ExpiredKeys = int64(s.idx.ttlCount()), s.stats.expired.Load()
 	st.MergePending = s.idx.pending()
 	entries, tombs, keyB, dram := s.idx.counts()
 	st.Keys, st.Tombstones = int64(entries-tombs), int64(tombs)

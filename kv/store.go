@@ -63,6 +63,7 @@ type Store struct {
 	rep     RecoveryReport
 	broken  broken
 	stats   storeStats
+	exp     expiry // deadlines (expire.go)
 	pool    sync.Pool
 }
 
@@ -73,6 +74,7 @@ type broken struct {
 	noValueCRC       bool // metadata entries checksum the key only
 	freeBeforeSwitch bool // GC marks a victim free on media before its entries are moved
 	noSerialRestore  bool // the serial counter restarts at 0 after recovery
+	noDeadlineCRC    bool // a record's CRC leaves its deadline out (expire.go)
 
 	mergeLogs bool // not a bug: the crash tests' switch for Options.MergeLogs
 	// unfencedMax, not a bug either, when > 0 replaces maxUnfencedMeta,
@@ -83,7 +85,7 @@ type broken struct {
 type storeStats struct {
 	mediaBytes, segmentsFreed, gcPasses, gcMoved atomic.Uint64
 	checkpoints, tokenHits, tokenMisses          atomic.Uint64
-	roomWaits                                    atomic.Uint64
+	roomWaits, expired                           atomic.Uint64
 }
 
 // Open opens the store on opts.Devices, creating it when no device holds
@@ -95,6 +97,7 @@ func Open(opts *Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{c: *c, stop: make(chan struct{}), mkick: make(chan struct{}, 1), ckick: make(chan struct{}, 1)}
+	s.exp.kick = make(chan struct{}, 1)
 	s.broken = opts.broken
 	s.media = c.media
 	if s.media == nil {
@@ -175,9 +178,10 @@ func (s *Store) start() {
 	if s.c.ReadOnly {
 		return // no background work: it writes (readonly.go)
 	}
-	s.bg.Add(2)
+	s.bg.Add(3)
 	go s.merger()
 	go s.cleaner()
+	go s.expirer()
 	if s.c.media == nil {
 		s.bg.Add(1)
 		go s.prefault()
@@ -258,7 +262,7 @@ func (s *Store) write(kind opKind, key, value []byte) (Token, error) {
 	if err := s.checkKV(key, value); err != nil {
 		return Token{}, err
 	}
-	return s.writeRetry(nil, kind, key, value)
+	return s.writeRetry(nil, kind, key, value, 0, nil)
 }
 
 // Put stores key = value; durable when it returns nil.
@@ -317,6 +321,9 @@ func (s *Store) Apply(b *Batch) error {
 	}
 	for i := range b.ops {
 		if err := s.checkKV(b.ops[i].key, b.ops[i].value); err != nil {
+			return fmt.Errorf("batch operation %d: %w", i, err)
+		}
+		if err := checkOpDeadline(b.ops[i].dl); err != nil {
 			return fmt.Errorf("batch operation %d: %w", i, err)
 		}
 	}
@@ -604,7 +611,7 @@ func (s *Store) record(l loc) (key, value []byte, err error) {
 	}
 	b := g.mem[l.off : int(l.off)+n]
 	g.r.ReadRand(b) // declared to an emulated device (Options.Emulate)
-	crc, err := s.readCRC(g, b)
+	crc, err := s.readCRC(g, b[:s.crcLen(n, l.ttl())])
 	if err != nil {
 		return nil, nil, fmt.Errorf("kv: device %s segment %d: the record at offset %d: %w", g.dev.dm.name(), l.seg, l.off, err)
 	}

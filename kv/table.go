@@ -67,6 +67,7 @@ type table struct {
 	bind  bool
 	n     int   // entries
 	tombs int   // entries that are tombstones
+	ttls  int   // entries with a deadline (expire.go)
 	keyB  int64 // bytes of the entries' keys
 	arena arena
 }
@@ -168,6 +169,9 @@ func (t *table) insert(h uint32, key []byte, l loc) int {
 	if l.tomb() {
 		t.tombs++
 	}
+	if l.ttl() {
+		t.ttls++
+	}
 	return i
 }
 
@@ -180,6 +184,12 @@ func (t *table) set(i int, l loc) {
 	if l.tomb() {
 		t.tombs++
 	}
+	if s.vlen&ttlBit != 0 {
+		t.ttls--
+	}
+	if l.ttl() {
+		t.ttls++
+	}
 	s.setLoc(l)
 }
 
@@ -188,6 +198,9 @@ func (t *table) remove(i int) {
 	s := &t.slots[i]
 	if s.vlen&tombBit != 0 {
 		t.tombs--
+	}
+	if s.vlen&ttlBit != 0 {
+		t.ttls--
 	}
 	if int(s.klen) > inlineKey {
 		t.arena.used -= int64(s.klen) - keyPrefix

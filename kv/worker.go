@@ -18,8 +18,9 @@ const (
 	opApply
 	opGet
 	opTokenGet
-	opMove // GC: re-append a live entry with its serial
-	opFree // GC: free a segment this worker owns
+	opMove   // GC: re-append a live entry with its serial
+	opFree   // GC: free a segment this worker owns
+	opExpire // an expired version becomes a tombstone with its serial (expire.go)
 )
 
 // request is one operation queued for a worker. Sync callers wait on
@@ -29,6 +30,8 @@ type request struct {
 	key     []byte
 	value   []byte
 	serial  uint64
+	dl      uint64 // put: its deadline (0: none); get: the value's
+	cond    bool   // put: only if the index still holds l (Expire, Persist)
 	l       loc    // get: where to read; move: the version to move
 	hint    uint32 // token get: the index slot the put left its entry in
 	ops     []batchOp
@@ -38,24 +41,25 @@ type request struct {
 	done    chan struct{}
 
 	// results
-	err    error
-	val    []byte
-	tok    Token
-	miss   bool // token get: not the latest, go the slow way
-	moved  bool
-	movedL loc // move: the new version
-	ui     int // put: its update in the worker's batch (-1: none)
-	nops   int // apply: the operations staged before it failed
+	err     error
+	val     []byte
+	tok     Token
+	miss    bool // token get: not the latest, go the slow way
+	moved   bool
+	expired bool // move, expire: the version was expired, moved as a tombstone
+	movedL  loc  // move: the new version
+	ui      int  // put: its update in the worker's batch (-1: none)
+	nops    int  // apply: the operations staged before it failed
 }
 
 func (r *request) bytes() int {
 	switch r.kind {
 	case opPut, opDel, opMove:
-		return recSize(len(r.key), len(r.value)) + entrySize
+		return recSize(len(r.key), len(r.value)+dlSize(r.dl)) + entrySize
 	case opApply:
 		n := 0
 		for i := range r.ops {
-			n += recSize(len(r.ops[i].key), len(r.ops[i].value)) + entrySize
+			n += recSize(len(r.ops[i].key), len(r.ops[i].value)+dlSize(r.ops[i].dl)) + entrySize
 		}
 		return n
 	}
@@ -77,6 +81,7 @@ type worker struct {
 	ups    []upd      // the index updates of the batch being written
 	hints  []uint32   // their slots, once published
 	toSeal []*segment // segments the batch switched away from (sealSwitched)
+	dls    []dlUpd    // the deadlines the batch wrote (expire.go)
 	// unfenced is the metadata bytes staged since the last fence, kept
 	// under maxUnfencedMeta (a batch that would pass it fences on the
 	// way): what a torn batch can leave after a log's end is bounded, and
@@ -276,13 +281,23 @@ func (w *worker) ack(batch []*request, durable bool) {
 		w.hints = append(w.hints[:0], make([]uint32, len(w.ups))...)
 		w.s.idx.publish(w.gid, w.ups, w.hints)
 	}
+	if len(w.dls) > 0 {
+		w.s.exp.add(w.dls, durable)
+		clear(w.dls)
+		w.dls = w.dls[:0]
+	}
 	w.sealSwitched()
 	for _, r := range batch {
 		switch {
-		case r.kind == opMove && r.moved:
+		case (r.kind == opMove || r.kind == opExpire) && r.moved:
 			if !durable || r.err != nil || !w.s.idx.swap(r.key, r.l, r.movedL) {
 				w.s.dead(r.movedL)
 				r.moved = false
+			} else if r.expired {
+				w.s.stats.expired.Add(1)
+				if r.kind == opExpire { // (a GC move's victim is freed whole)
+					w.s.dead(r.l)
+				}
 			}
 		case r.ui >= 0 && durable:
 			r.tok.hint = w.hints[r.ui]
@@ -309,17 +324,23 @@ func (w *worker) stage(r *request) {
 	r.ui = -1
 	switch r.kind {
 	case opPut, opDel:
-		r.err = w.append(r, r.key, r.value, r.serial, r.kind == opDel)
+		if r.cond && !w.s.holds(r.key, r.l) {
+			r.err = errRaced
+			return
+		}
+		r.err = w.append(r, r.key, r.value, r.dl, r.serial, r.kind == opDel)
 	case opApply:
 		for i := range r.ops {
 			op := &r.ops[i]
-			if r.err = w.append(r, op.key, op.value, r.serials[i], op.del); r.err != nil {
+			if r.err = w.append(r, op.key, op.value, op.dl, r.serials[i], op.del); r.err != nil {
 				r.nops = i
 				return
 			}
 		}
 	case opMove:
 		r.err = w.move(r)
+	case opExpire:
+		r.err = w.expire(r)
 	}
 }
 
@@ -332,7 +353,16 @@ func (w *worker) move(r *request) error {
 	if err != nil || !bytes.Equal(key, r.key) {
 		return w.s.quarantine(r.l) // a damaged record stays (gc.go)
 	}
-	if err := w.append(r, r.key, val, r.l.serial, r.l.tomb()); err != nil {
+	var dl uint64
+	if r.l.ttl() {
+		// The deadline goes with the value; an expired one is moved as
+		// a tombstone (GC reclaims the value's bytes).
+		val, dl = splitDeadline(val)
+		if w.s.expiredAt(dl) {
+			val, dl, r.expired = nil, 0, true
+		}
+	}
+	if err := w.append(r, r.key, val, dl, r.l.serial, r.l.tomb() || r.expired); err != nil {
 		return err
 	}
 	r.moved = true
@@ -362,17 +392,19 @@ func (w *worker) midFence() error {
 	return nil
 }
 
-// append stages one record and its metadata entry.
-func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool) error {
+// append stages one record and its metadata entry; a deadline dl (not 0)
+// ends the record (expire.go).
+func (w *worker) append(r *request, key, value []byte, dl, serial uint64, tomb bool) error {
 	if w.unfenced+2*entrySize > w.fenceAt { // its entry, and a marker if a log switches
 		if err := w.midFence(); err != nil {
 			return err
 		}
 	}
-	need := recSize(len(key), len(value))
+	vlen := len(value) + dlSize(dl)
+	need := recSize(len(key), vlen)
 	reserve := reservePut
 	switch r.kind {
-	case opDel:
+	case opDel, opExpire:
 		reserve = reserveDel
 	case opMove:
 		reserve = 0
@@ -394,7 +426,10 @@ func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool)
 	if w.s.broken.noValueCRC {
 		crc = persist.CRC32C(key)
 	}
-	e := entry{serial: serial, klen: len(key), off: uint32(off), vlen: uint32(len(value)), tomb: tomb, crc: crc}
+	if dl != 0 {
+		crc = w.s.putDeadline(buf[len(key)+len(value):], dl, crc)
+	}
+	e := entry{serial: serial, klen: len(key), off: uint32(off), vlen: uint32(vlen), tomb: tomb, ttl: dl != 0, crc: crc}
 	eb, _ := w.m.stage(entrySize)
 	encodeEntrySeeded(eb, &e, w.metaSeed())
 	w.unfenced += entrySize
@@ -403,11 +438,14 @@ func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool)
 	if tomb {
 		l.vlen |= tombBit
 	}
+	if dl != 0 {
+		l.vlen |= ttlBit
+	}
 	g.live.Add(l.size())
 	if serial > g.maxSerial.Load() {
 		g.maxSerial.Store(serial)
 	}
-	if r.kind == opMove {
+	if r.kind == opMove || r.kind == opExpire {
 		r.movedL = l
 	} else {
 		r.ui = len(w.ups)
@@ -419,8 +457,11 @@ func (w *worker) append(r *request, key, value []byte, serial uint64, tomb bool)
 		r.tok = Token{l: l}
 	}
 	w.appended.Add(uint64(need + entrySize))
+	if dl != 0 && r.kind != opMove {
+		w.dls = append(w.dls, dlUpd{key: key, serial: serial, dl: dl})
+	}
 	switch {
-	case r.kind == opMove:
+	case r.kind == opMove || r.kind == opExpire:
 	case tomb:
 		w.dels.Add(1)
 	default:
@@ -541,6 +582,11 @@ func (w *worker) read(r *request) {
 	if r.l.tomb() {
 		r.err = ErrNotFound
 		return
+	}
+	if r.l.ttl() {
+		if val, r.err = w.s.unexpired(r, val); r.err != nil {
+			return
+		}
 	}
 	r.val = append(make([]byte, 0, len(val)), val...)
 }
