@@ -172,4 +172,3 @@ func expireModelRun(t *testing.T, seed uint64, n int) {
 	t.Logf("stats: %d keys, %d with a deadline, %d expired since the last open, %d tombstones, %d GC passes",
 		st.Keys, st.Expires, st.ExpiredKeys, st.Tombstones, st.GCPasses)
 }
-

@@ -19,7 +19,7 @@ func newFakeClock(ms int64) *fakeClock {
 	return c
 }
 
-func (c *fakeClock) now() time.Time    { return time.UnixMilli(c.ms.Load()) }
+func (c *fakeClock) now() time.Time   { return time.UnixMilli(c.ms.Load()) }
 func (c *fakeClock) advance(ms int64) { c.ms.Add(ms) }
 
 const t0 = int64(1_767_225_600_000) // 2026-01-01 00:00:00 UTC
