@@ -338,6 +338,7 @@ func (h *dlHeap) Pop() any {
 // clock's high-water mark. A heap entry whose version is no longer the
 // key's latest is dropped when it comes due, or when the heap is compacted.
 type expiry struct {
+	round  sync.Mutex // one expirer round at a time
 	mu     sync.Mutex
 	h      dlHeap
 	recent []dlEnt // found expired by reads
@@ -450,6 +451,8 @@ func (s *Store) expireDue(n int) (int, error) {
 // it into a tombstone. It returns the entries taken and the versions
 // dropped.
 func (s *Store) expireRound(n int) (taken, dropped int, err error) {
+	s.exp.round.Lock()
+	defer s.exp.round.Unlock()
 	if err := s.enter(); err != nil {
 		return 0, 0, err
 	}
