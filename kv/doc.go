@@ -18,6 +18,9 @@
 //	Delete(k)                 the tombstone is durable                     k is deleted or keeps its value
 //	Apply(b)                  every op of b is durable                     each op of b is there or not
 //	PutAsync(k, v, done)      done(t, nil) is called once durable          as Put
+//	PutAt(k, v, d), PutTTL    k = v with deadline d is durable             k is v with d, or its previous value and deadline
+//	Expire(k, d), Persist(k)  k's value with deadline d (none) is durable  k has the new deadline or the old one
+//	drop of an expired k      (the expirer or GC: no call returns)         k is the expired version or its tombstone
 //	Checkpoint                the index is in CheckpointDir (rename)       the previous checkpoint stands
 //	GC                        live entries were moved, victims freed       nothing acknowledged is lost
 //	Close                     a checkpoint was written                     as Checkpoint
@@ -35,6 +38,27 @@
 // Concurrent operations are linearizable; the order of two concurrent
 // writes to one key is the order of their serial numbers, in the running
 // store and after recovery alike (the highest serial wins).
+//
+// # Expiry
+//
+// A deadline is absolute Unix milliseconds (as Redis keeps it; 0: none);
+// a key is there while the store's clock (Now) is at most its deadline.
+// The deadline is part of the version: written with the record, covered
+// by its CRC, committed by the same entry, replayed by recovery, carried by
+// checkpoints and moved by GC with the value. An expired version is never
+// returned, also just after a crash or a restart: every read checks the
+// deadline against the clock. Expired versions are dropped in the
+// background (Options.ExpireInterval, and at once when a read finds one)
+// and by GC: each becomes a tombstone with its serial, which a write of
+// the key with a higher serial beats. Expire and Persist are
+// read-modify-writes, atomic against each other and against writes that
+// completed before them; a Put of the same key concurrent with one may be
+// ordered before it and overwritten by the value it read, so serialize
+// per key writes you mix with them. The clock (Options.Clock) never goes
+// back while the store is open; set back across a restart, it can show
+// again a version whose deadline passed but that nothing had read or
+// dropped, until it passes that deadline again; one read as expired or
+// dropped stays gone.
 //
 // # Recovery
 //

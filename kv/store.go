@@ -77,6 +77,11 @@ type broken struct {
 	noDeadlineCRC    bool // a record's CRC leaves its deadline out (expire.go)
 
 	mergeLogs bool // not a bug: the crash tests' switch for Options.MergeLogs
+	// oneWriter, not a bug either: no expirer in the background, and
+	// expireAll waits for each drop before it sends the next, so that one
+	// worker at a time writes, when the workload calls (a simulated crash
+	// point looks at the regions while the others are idle).
+	oneWriter bool
 	// unfencedMax, not a bug either, when > 0 replaces maxUnfencedMeta,
 	// so that the crash tests' small batches fence on the way too.
 	unfencedMax int
