@@ -223,7 +223,7 @@ func decodeEntrySeeded(b []byte, seed uint32) (entry, int) {
 	if e.marker() { // a marker's log end takes 31 bits
 		e.vlen, e.ttl = v&^tombBit, false
 	}
-	if e.serial == 0 || e.marker() && (e.tomb || e.ttl || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() ||
+	if e.serial == 0 || e.marker() && (e.tomb || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() ||
 		e.ttl && e.vlen < deadlineSize {
 		return entry{}, entryBad
 	}

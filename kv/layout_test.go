@@ -122,6 +122,9 @@ func FuzzEntry(f *testing.F) {
 	b := make([]byte, entrySize)
 	encodeEntry(b, &entry{serial: 42, klen: 8, off: 256, vlen: 20, crc: 5}, 7)
 	f.Add(b, uint64(7))
+	b = make([]byte, entrySize)
+	encodeEntry(b, &entry{serial: 43, klen: 8, off: 256, vlen: 28, ttl: true, crc: 6}, 7)
+	f.Add(b, uint64(7))
 	f.Add(make([]byte, entrySize), uint64(1))
 	f.Fuzz(func(t *testing.T, b []byte, epoch uint64) {
 		if len(b) < entrySize {
