@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -57,6 +58,14 @@ func (m *machine) attributeTo(id int) {
 }
 
 func (m *machine) attributeLocked(id int) {
+	if m.sched != nil && (m.sched.mixed.Swap(false) || m.sched.nblocked.Load() > 0) {
+		// A thread unblocked by Go's synchronization ran beside the one
+		// with the turn since the last change of turn, or one counted
+		// blocked may be running (a spinner whose lock was released):
+		// what changed is nobody's to answer for at Run.Durable (crash
+		// images still hold it).
+		id = -1
+	}
 	var at *stackAt
 	for _, s := range m.regions {
 		c := s.conc
@@ -285,3 +294,34 @@ func (s *simRegion) fenceThread(th int32) bool {
 //
 //go:norace
 func loadWord(live []uint64, w int) uint64 { return live[w] }
+
+// equalPage reports whether [p, end) of live memory equals media: with
+// the race detector word by word, uninstrumented (see changed), else with
+// bytes.Equal.
+func (s *simRegion) equalPage(p, end int) bool {
+	if raceEnabled {
+		return equalMem(s.liveW[p/8:end/8], s.mediaW[p/8:end/8])
+	}
+	return bytes.Equal(s.live[p:end], s.media[p:end])
+}
+
+//go:norace
+func equalMem(live, media []uint64) bool {
+	for i, v := range live {
+		if v != media[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// loadWords copies words of live memory (see changed).
+//
+//go:norace
+func loadWords(live []uint64) []uint64 {
+	out := make([]uint64, len(live))
+	for i, v := range live {
+		out[i] = v
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package crash
 
 import (
-	"bytes"
 	"fmt"
 	"math/bits"
 	"sort"
@@ -246,7 +245,7 @@ func (s *simRegion) Flush(off, n int) {
 		var lines []int
 		s.dirtyPages(lo, hi, func(p, end int) {
 			for w := p / 8; w < end/8; w++ {
-				if s.liveW[w] != s.mediaW[w] && (len(lines) == 0 || lines[len(lines)-1] != w&^7) {
+				if loadWord(s.liveW, w) != s.mediaW[w] && (len(lines) == 0 || lines[len(lines)-1] != w&^7) {
 					lines = append(lines, w&^7)
 				}
 			}
@@ -359,8 +358,8 @@ func (s *simRegion) syncMedia() bool {
 	s.dirtyPages(0, len(s.live), func(p, end int) {
 		changed = true
 		for w := p / 8; w < end/8; w++ {
-			if s.liveW[w] != s.mediaW[w] {
-				s.mediaW[w] = s.liveW[w]
+			if loadWord(s.liveW, w) != s.mediaW[w] {
+				s.mediaW[w] = loadWord(s.liveW, w)
 				if s.overlay != nil {
 					s.overlay.wrote(w)
 				}
@@ -383,7 +382,7 @@ func (s *simRegion) dirtyPages(from, to int, fn func(p, end int)) {
 		lo, hi = max(lo, from&^(pageSize-1)), min(hi, to)
 		for p := lo; p < hi; p += pageSize {
 			end := min(p+pageSize, len(s.live))
-			if !bytes.Equal(s.live[p:end], s.media[p:end]) {
+			if !s.equalPage(p, end) {
 				fn(max(p, from), min(end, to))
 			}
 		}
@@ -426,7 +425,7 @@ func (s *simRegion) checkTracker() {
 	for i, ok := range listed {
 		p := i * pageSize
 		end := min(p+pageSize, len(s.live))
-		if !ok && !bytes.Equal(s.live[p:end], s.media[p:end]) {
+		if !ok && !s.equalPage(p, end) {
 			panic(fmt.Sprintf("crash: region %q: page at %d differs from media but was not listed as written", s.spec.Name, p))
 		}
 	}
@@ -480,13 +479,13 @@ func (s *simRegion) dirtyWords(max int) []Word {
 	var ws []int
 	s.dirtyPages(0, len(s.live), func(p, end int) {
 		for w := p / 8; w < end/8; w++ {
-			if s.liveW[w] != s.mediaW[w] {
+			if loadWord(s.liveW, w) != s.mediaW[w] {
 				ws = append(ws, w)
 			}
 		}
 	})
 	for _, c := range s.pend {
-		if s.liveW[c.word] == s.mediaW[c.word] {
+		if loadWord(s.liveW, int(c.word)) == s.mediaW[c.word] {
 			ws = append(ws, int(c.word)) // in flight, on a clean page
 		}
 	}
@@ -494,7 +493,7 @@ func (s *simRegion) dirtyWords(max int) []Word {
 	ws = slicesCompact(ws)
 	var out []Word
 	for _, w := range ws[:min(max, len(ws))] {
-		out = append(out, Word{Region: s.spec.Name, Off: 8 * w, Media: s.mediaW[w], Value: s.liveW[w]})
+		out = append(out, Word{Region: s.spec.Name, Off: 8 * w, Media: s.mediaW[w], Value: loadWord(s.liveW, w)})
 	}
 	if len(ws) > len(out) && len(out) > 0 {
 		out[len(out)-1].More = len(ws) - len(out)

@@ -21,7 +21,7 @@ func (m *machine) shape() uint64 {
 		n, runs, over, last := 0, 0, 0, -2
 		s.dirtyPages(0, len(s.live), func(p, end int) {
 			for w := p / 8; w < end/8; w++ {
-				if s.liveW[w] == s.mediaW[w] {
+				if loadWord(s.liveW, w) == s.mediaW[w] {
 					continue
 				}
 				n++

@@ -74,6 +74,8 @@ type sched struct {
 	curID     atomic.Int32  // cur's id, read under the machine's lock (lock order: s.mu, then m.mu)
 	progress  atomic.Uint64 // points reached, for the watchdog
 	busy      atomic.Int32  // > 0 while the thread with the turn waits inside the harness
+	mixed     atomic.Bool   // a thread unblocked ran beside the one with the turn (conc.go)
+	nblocked  atomic.Int32  // threads in tBlocked
 	stop      chan struct{}
 	unmanaged map[uint64]bool // goroutines not scheduled that reached a point
 	errs      []error
@@ -219,12 +221,20 @@ func (s *sched) pointAt(yield bool) {
 	s.mu.Lock()
 	if s.cur == nil {
 		// Everyone was blocked; this one got free.
+		if t.st == tBlocked {
+			s.mixed.Store(true)
+			s.nblocked.Add(-1)
+		}
 		s.cur, t.st = t, tRunning
 		s.curID.Store(int32(t.id))
 	}
 	if s.cur != t {
 		// Unblocked by the thread with the turn (or just started):
 		// wait for the turn.
+		if t.st == tBlocked {
+			s.mixed.Store(true) // it ran beside the thread with the turn
+			s.nblocked.Add(-1)
+		}
 		t.st = tReady
 		s.mu.Unlock()
 		<-t.wake
@@ -313,6 +323,10 @@ func (s *sched) finish(t *thread, err error) {
 	if err != nil {
 		s.errs = append(s.errs, fmt.Errorf("goroutine %d: %w", t.id, err))
 	}
+	if t.st == tBlocked {
+		s.mixed.Store(true)
+		s.nblocked.Add(-1)
+	}
 	t.st = tDone
 	s.live--
 	if s.cur == t || s.cur == nil {
@@ -366,6 +380,9 @@ func (s *sched) settle() {
 				free = true
 			}
 		}
+		if free {
+			s.mixed.Store(true)
+		}
 		if !free {
 			return
 		}
@@ -404,6 +421,7 @@ func (s *sched) watchdog() {
 			if s.progress.Load() == last && blockedState(goroutineStates()[t.goid]) && s.progress.Load() == last && s.busy.Load() == 0 {
 				s.m.attributeLocked(t.id)
 				t.st = tBlocked
+				s.nblocked.Add(1)
 				s.blocked++
 				s.handoff(s.pick(nil))
 			}

@@ -104,7 +104,7 @@ func (s *simRegion) wordUnit(us *unitSet, w int, caps []capture, ci int, tear Te
 		next(caps[ci].val, caps[ci].atomic)
 		ci++
 	}
-	next(s.liveW[w], s.storedAtomically(w, s.liveW[w]))
+	next(loadWord(s.liveW, w), s.storedAtomically(w, loadWord(s.liveW, w)))
 	return u, ci
 }
 
@@ -132,7 +132,7 @@ func (s *simRegion) lineUnit(us *unitSet, w int, caps []capture, ci int) (unit, 
 		}
 		us.add(&u, cur, false)
 	}
-	us.add(&u, s.liveW[w:end], false)
+	us.add(&u, loadWords(s.liveW[w:end]), false)
 	return u, ci
 }
 
@@ -214,7 +214,7 @@ func (s *simRegion) dirtyUnits(caps []capture, step int) []int {
 	}
 	s.dirtyPages(0, len(s.live), func(p, end int) {
 		for w := p / 8; w < end/8; w++ {
-			if s.liveW[w] != s.mediaW[w] {
+			if loadWord(s.liveW, w) != s.mediaW[w] {
 				flushCaps(w)
 				add(w)
 			}
