@@ -115,13 +115,23 @@ func (b *benchFlags) check() (*plan, error) {
 	if !b.sf.ordered && slices.ContainsFunc(p.workloads, ycsb.Workload.Scans) {
 		return nil, usagef("workload E scans: it needs the ordered index (drop -ordered=false)")
 	}
+	switch {
+	case b.records < 1:
+		return nil, usagef("-records %d: want 1 or more", b.records)
+	case b.clients < 1 || b.clients > 1<<16:
+		return nil, usagef("-clients %d: want 1 to 65536", b.clients)
+	case b.value < 16:
+		return nil, usagef("-value %d: want at least 16 bytes (each value carries its version and key number)", b.value)
+	case b.zeroPadding < 1 || b.zeroPadding > 64:
+		return nil, usagef("-zeropadding %d: want 1 to 64", b.zeroPadding)
+	}
 	p.cfg = ycsb.Config{Records: b.records, ValueSize: int(b.value), Clients: b.clients, Verify: b.verify, Seed: b.seed,
 		Keys: ycsb.KeyFormat{Ordered: b.keyOrder == "ordered", ZeroPadding: b.zeroPadding}}
 	if err := p.cfg.Validate(); err != nil {
 		return nil, cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ycsb: "), Err: err}
 	}
 	if int(b.value) > b.sf.maxValue {
-		return nil, usagef("-value %d is over the store's limit of %d (-maxvalue)", b.value, b.sf.maxValue)
+		return nil, usagef("-value %d is over the store's limit of %d (%s)", b.value, b.sf.maxValue, b.sf.valueLimit)
 	}
 	p.run = ycsb.Run{Operations: b.ops, Duration: b.duration}
 	if b.sweep != "" {

@@ -192,21 +192,21 @@ func limits(k, v []byte, sf *storeFlags) error {
 	case len(k) > sf.maxKey:
 		return fmt.Errorf("key of %d bytes is over the limit of %d (-maxkey)", len(k), sf.maxKey)
 	case len(v) > sf.maxValue:
-		return fmt.Errorf("value of %d bytes is over the limit of %d (-maxvalue)", len(v), sf.maxValue)
+		return fmt.Errorf("value of %d bytes is over the limit of %d (%s)", len(v), sf.maxValue, sf.valueLimit)
 	}
 	return nil
 }
 
 func binaryRecord(r *bufio.Reader, pos *recordPos, sf *storeFlags) ([]byte, []byte, error) {
 	pos.binary = true
-	part := func(what string, limit int) ([]byte, error) {
+	part := func(what string, limit int, flag string) ([]byte, error) {
 		var l [4]byte
 		if _, err := io.ReadFull(r, l[:]); err != nil {
 			return nil, err
 		}
 		n := binary.LittleEndian.Uint32(l[:])
 		if int64(n) > int64(limit) {
-			return nil, fmt.Errorf("%s of %d bytes is over the limit of %d (-max%s)", what, n, limit, what)
+			return nil, fmt.Errorf("%s of %d bytes is over the limit of %d (%s)", what, n, limit, flag)
 		}
 		b := make([]byte, n)
 		if _, err := io.ReadFull(r, b); err != nil {
@@ -214,7 +214,7 @@ func binaryRecord(r *bufio.Reader, pos *recordPos, sf *storeFlags) ([]byte, []by
 		}
 		return b, nil
 	}
-	k, err := part("key", sf.maxKey)
+	k, err := part("key", sf.maxKey, "-maxkey")
 	if err == io.EOF {
 		return nil, nil, io.EOF
 	}
@@ -224,7 +224,7 @@ func binaryRecord(r *bufio.Reader, pos *recordPos, sf *storeFlags) ([]byte, []by
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := part("value", sf.maxValue)
+	v, err := part("value", sf.maxValue, sf.valueLimit)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, nil, fmt.Errorf("%w: value length missing", errRecord)
 	}

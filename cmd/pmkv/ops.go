@@ -83,7 +83,7 @@ func checkKV(sf *storeFlags, key []byte, value []byte) error {
 	case len(key) > sf.maxKey:
 		return usagef("key of %d bytes is over the limit of %d (-maxkey)", len(key), sf.maxKey)
 	case len(value) > sf.maxValue:
-		return usagef("value of %d bytes is over the limit of %d (-maxvalue)", len(value), sf.maxValue)
+		return usagef("value of %d bytes is over the limit of %d (%s)", len(value), sf.maxValue, sf.valueLimit)
 	}
 	return nil
 }

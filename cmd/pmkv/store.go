@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ type storeFlags struct {
 	noBatch, ordered         bool
 	segment, deviceSize      byteSize
 	maxKey, maxValue         int
+	valueLimit               string // where maxValue comes from, for messages
 	pmem                     string
 	device                   string // -device (else BRAID_DEVICE)
 	progress                 cli.Progress
@@ -45,7 +47,7 @@ func (f *storeFlags) register(fs *pflag.FlagSet) {
 	sizeVar(fs, &f.segment, "segment", "log segment size (0: kv's default, 64MiB)")
 	sizeVar(fs, &f.deviceSize, "device-size", "bytes pre-allocated per device (0: kv's default, 1GiB, or what is there)")
 	fs.IntVar(&f.maxKey, "maxkey", 0, "largest key in bytes (0: kv's default, 1024)")
-	fs.IntVar(&f.maxValue, "maxvalue", 0, "largest value in bytes (0: kv's default, 1MiB, or a quarter of -segment less -maxkey)")
+	fs.IntVar(&f.maxValue, "maxvalue", 0, "largest value in bytes (0: 1MiB, or less with small segments: a quarter of -segment less -maxkey)")
 	fs.StringVar(&f.pmem, "pmem", "auto", "map segments on the PMem instruction path: auto (on tmpfs), on, off (msync)")
 	fs.StringVar(&f.device, "device", "", "emulate each device as one of: "+cli.DeviceNames()+", or a profile file with a model (default: $BRAID_DEVICE)")
 	fs.Var(&f.progress, "progress", cli.ProgressUsage)
@@ -77,23 +79,44 @@ func (f *storeFlags) emulate(o *kv.Options) error {
 	return nil
 }
 
-// limits resolves -maxkey and -maxvalue (called once flags are parsed).
+// limits checks -segment and resolves -maxkey and -maxvalue (called once
+// flags are parsed), so that a key or value is judged against the limits
+// the store will have, and the message says where a limit comes from.
 func (f *storeFlags) limits() error {
-	if f.maxKey < 0 || f.maxValue < 0 {
-		return usagef("-maxkey %d -maxvalue %d: want 0 (the default) or more", f.maxKey, f.maxValue)
+	seg := int64(f.segment)
+	switch {
+	case seg != 0 && (seg%4096 != 0 || seg < kv.MinSegmentSize || seg > kv.MaxSegmentSize):
+		return usagef("-segment %s: want 0 (kv's default, 64 MiB) or a multiple of 4 KiB from 4 KiB to 2 GiB", cli.FormatSize(seg))
+	case f.maxKey < 0 || f.maxKey > kv.MaxKeyLimit:
+		return usagef("-maxkey %d: want 0 (kv's default, 1024) to %d", f.maxKey, kv.MaxKeyLimit)
+	case f.maxValue < 0:
+		return usagef("-maxvalue %d: want 0 (kv's default) or more", f.maxValue)
+	}
+	if seg == 0 {
+		seg = kv.DefaultSegmentSize
 	}
 	if f.maxKey == 0 {
 		f.maxKey = kv.DefaultMaxKey
 	}
+	f.valueLimit = "-maxvalue"
 	if f.maxValue == 0 {
-		seg := int64(f.segment)
-		if seg == 0 {
-			seg = kv.DefaultSegmentSize
+		room := seg/4 - int64(f.maxKey)
+		if room < 1 {
+			return usagef("-segment %s leaves no room for values beside %d-byte keys (-maxkey): a key and its value take at most a quarter of a segment; give a larger -segment or a smaller -maxkey",
+				cli.FormatSize(seg), f.maxKey)
 		}
-		f.maxValue = int(max(0, min(kv.DefaultMaxValue, seg/4-int64(f.maxKey))))
+		f.maxValue = int(min(kv.DefaultMaxValue, room))
+		if f.maxValue < kv.DefaultMaxValue {
+			f.valueLimit = fmt.Sprintf("-maxvalue 0 with -segment %s: a quarter of the segment less -maxkey %d", cli.FormatSize(seg), f.maxKey)
+		}
 	}
 	return nil
 }
+
+// kvFlags names pmkv's flags for kv.Options' fields in Validate's
+// messages.
+var kvFlags = strings.NewReplacer("WorkersPerDevice", "-workers", "DeviceSize", "-device-size", "SegmentSize", "-segment",
+	"MaxKey", "-maxkey", "MaxValue", "-maxvalue", "QueueDepth", "-queue", "BatchBytes", "-batch", "invalid argument: ", "")
 
 // options resolves the flags into kv.Options. With create, missing
 // directories are made (the store is created on empty devices); without,
@@ -159,7 +182,7 @@ func (f *storeFlags) options(create bool) (*kv.Options, error) {
 		return nil, err
 	}
 	if err := o.Validate(); err != nil {
-		return nil, cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "kv: "), Err: err}
+		return nil, cli.UsageError{Msg: kvFlags.Replace(strings.TrimPrefix(err.Error(), "kv: ")), Err: err}
 	}
 	if create {
 		for _, d := range append(devs, ckpt) {

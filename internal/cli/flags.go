@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -47,15 +48,26 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 func NArgs(fs *flag.FlagSet, want int, names string) error { return Args(fs.Args(), want, names) }
 
 // Args checks that args are want positional arguments, called names in
-// the error.
+// the error ("FROM and TO": one given is "missing TO (after FROM "a")").
 func Args(args []string, want int, names string) error {
 	switch n := len(args); {
 	case want == 0 && n > 0:
 		return Usagef("want no arguments, got %d: %s", n, strings.Join(args, " "))
 	case n < want:
+		if parts := strings.Split(names, " and "); len(parts) == want && n > 0 {
+			return Usagef("missing %s (after %s %s)", strings.Join(parts[n:], " and "), strings.Join(parts[:n], " and "), strings.Join(quoted(args), " "))
+		}
 		return Usagef("missing %s", names)
 	case n > want:
 		return Usagef("want %s, got %d arguments: %s", names, n, strings.Join(args, " "))
 	}
 	return nil
+}
+
+func quoted(args []string) []string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = strconv.Quote(a)
+	}
+	return q
 }
