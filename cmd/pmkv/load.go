@@ -25,16 +25,21 @@ when it returns).
   binary: records of a key length (uint32 little-endian), the key, a value
           length (uint32 little-endian), the value.
 A malformed record or one over the limits stops the load with its line
-(text) or byte offset (binary) named; the records before it are loaded.`
+(text) or byte offset (binary) named; the records before it are loaded.
+Interrupted (Ctrl-C), load says how many records are stored (durable) and
+the -skip that resumes it: the same command with -skip N stores the
+records after the first N.`
 
 func loadCommand(sf *storeFlags) cli.Command {
 	var format string
 	var group int
+	var skip int64
 	return storeCommand{name: "load", short: "store the key/value lines (or binary records) of FILE", args: "FILE",
 		long: loadUsage, nargs: 1, argNames: "FILE", create: true,
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&format, "format", "text", "text or binary")
 			fs.IntVar(&group, "group", 1000, "records per Apply, 1 to 1048576")
+			fs.Int64Var(&skip, "skip", 0, "skip the first N records of FILE (to resume an interrupted load)")
 		},
 		check: func(args []string, _ *storeFlags) error {
 			if format != "text" && format != "binary" {
@@ -42,6 +47,9 @@ func loadCommand(sf *storeFlags) cli.Command {
 			}
 			if group < 1 || group > 1<<20 {
 				return usagef("-group %d: want 1 to 1048576", group)
+			}
+			if skip < 0 {
+				return usagef("-skip %d: want 0 or more records", skip)
 			}
 			if p := args[0]; p != "-" {
 				st, err := os.Stat(p)
@@ -60,6 +68,7 @@ func loadCommand(sf *storeFlags) cli.Command {
 			return nil
 		},
 		do: func(ctx context.Context, s store, args []string, stdout io.Writer) error {
+			l := &loader{s: s, sf: sf, binary: format == "binary", group: group, skip: skip}
 			in := io.Reader(os.Stdin)
 			if p := args[0]; p != "-" {
 				f, err := os.Open(p)
@@ -68,23 +77,67 @@ func loadCommand(sf *storeFlags) cli.Command {
 				}
 				defer f.Close()
 				in = f
+				if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+					l.total = st.Size()
+				}
 			}
+			l.bar = sf.progress.NewBar(sf.stderr)
+			l.bar.Start("load", l.total)
 			start := time.Now()
-			n, bytes, err := load(ctx, s, bufio.NewReaderSize(in, 1<<20), format == "binary", group, sf)
-			if err == nil {
+			err := l.load(ctx, &countReader{r: in, n: &l.read})
+			l.bar.Stop()
+			switch {
+			case err == nil:
 				d := time.Since(start)
 				_, err = fmt.Fprintf(stdout, "loaded %d records (%s of keys and values) in %v: %.0f records/s\n",
-					n, human(bytes), d.Round(time.Millisecond), float64(n)/d.Seconds())
+					l.n, human(l.bytes), d.Round(time.Millisecond), float64(l.n)/d.Seconds())
+			case ctx.Err() != nil:
+				fmt.Fprintf(sf.stderr, "pmkv load: %s records stored (durable); rerun with -skip %d to resume\n", commas(l.skip+l.n), l.skip+l.n)
 			}
 			return err
 		}}.command(sf)
 }
 
-// load reads records and applies them group by group. On a bad record or
-// a cancelled ctx, what was read before it is applied first.
-func load(ctx context.Context, s store, r *bufio.Reader, binaryFormat bool, group int, sf *storeFlags) (n, bytes int64, err error) {
+// loader reads records and applies them group by group.
+type loader struct {
+	s        store
+	sf       *storeFlags
+	binary   bool
+	group    int
+	skip     int64 // records of the input passed over first (-skip)
+	n, bytes int64 // records applied (durable) and their key and value bytes
+	read     int64 // input bytes read
+	total    int64 // input bytes, if known (for the bar)
+	bar      *cli.Bar
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// commas prints n with thousands separators (953,000).
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// load applies the records of in after the first l.skip. On a bad record
+// or a cancelled ctx, what was read before it is applied first.
+func (l *loader) load(ctx context.Context, in io.Reader) error {
+	r := bufio.NewReaderSize(in, 1<<20)
 	next := textRecord
-	if binaryFormat {
+	if l.binary {
 		next = binaryRecord
 	}
 	var ops []op
@@ -92,38 +145,42 @@ func load(ctx context.Context, s store, r *bufio.Reader, binaryFormat bool, grou
 		if len(ops) == 0 {
 			return nil
 		}
-		if err := s.apply(ops); err != nil {
-			return fmt.Errorf("records %d to %d: %w", n+1, n+int64(len(ops)), err)
+		if err := l.s.apply(ops); err != nil {
+			return fmt.Errorf("records %d to %d: %w", l.skip+l.n+1, l.skip+l.n+int64(len(ops)), err)
 		}
 		for _, o := range ops {
-			bytes += int64(len(o.key) + len(o.value))
+			l.bytes += int64(len(o.key) + len(o.value))
 		}
-		n += int64(len(ops))
+		l.n += int64(len(ops))
 		ops = ops[:0]
+		l.bar.Set(l.read, max(l.total, l.read))
 		return nil
 	}
 	var pos recordPos
-	for {
+	for seen := int64(0); ; seen++ {
 		if ctx.Err() != nil {
 			if err := flush(); err != nil {
-				return n, bytes, err
+				return err
 			}
-			return n, bytes, ctx.Err()
+			return ctx.Err()
 		}
-		k, v, rerr := next(r, &pos, sf)
+		k, v, rerr := next(r, &pos, l.sf)
 		if rerr == io.EOF {
-			return n, bytes, flush()
+			return flush()
 		}
 		if rerr != nil {
 			if err := flush(); err != nil {
-				return n, bytes, err
+				return err
 			}
-			return n, bytes, fmt.Errorf("%s: %w (the %d records before it are loaded)", pos, rerr, n)
+			return fmt.Errorf("%s: %w (the %d records before it are loaded)", pos, rerr, l.skip+l.n)
+		}
+		if seen < l.skip {
+			continue
 		}
 		ops = append(ops, op{key: k, value: v})
-		if len(ops) == group {
+		if len(ops) == l.group {
 			if err := flush(); err != nil {
-				return n, bytes, err
+				return err
 			}
 		}
 	}

@@ -37,7 +37,8 @@ type storeCommand struct {
 // command is c as a pmkv command with the store flags sf.
 func (c storeCommand) command(sf *storeFlags) cli.Command {
 	return cli.Command{Name: c.name, Short: c.short, Long: c.long, Args: c.args, Flags: c.flags,
-		Run: func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			sf.stderr = stderr
 			return c.run(ctx, sf, args, stdout)
 		}}
 }

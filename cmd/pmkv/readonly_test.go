@@ -54,3 +54,23 @@ func TestReadOnlyCommands(t *testing.T) {
 	out := mustRun(t, cmd("gc", dir, "-json")...)
 	require.Regexp(t, `"Startup": \{[^}]*"Moved": [1-9]`, out, "the open's pass moved the live entries of the overwritten segments")
 }
+
+// TestLoadProgress: -progress on draws load's bar on stderr (off a
+// terminal too); the default (auto) draws none off a terminal.
+func TestLoadProgress(t *testing.T) {
+	if !kvReady(t) {
+		t.Skip("needs package kv")
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	in := filepath.Join(t.TempDir(), "in.txt")
+	require.NoError(t, os.WriteFile(in, []byte("a\t1\nb\t2\n"), 0o644))
+	code, _, stderr := pmkv(t, cmd("load", dir, "-progress", "on", in)...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "load")
+	code, _, stderr = pmkv(t, cmd("load", dir, in)...)
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, stderr)
+	require.Equal(t, "953,000", commas(953000))
+	require.Equal(t, "1,000,000", commas(1000000))
+	require.Equal(t, "999", commas(999))
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,4 +97,18 @@ func TestInterruptLeavesStoreConsistent(t *testing.T) {
 	for i, l := range lines {
 		require.Equal(t, fmt.Sprintf("k%07d\tv%07d", i, i), l, "the records before the interrupt, in order, each whole")
 	}
+	// It said how many are stored and how to resume (issue 26 point 5);
+	// resuming with that -skip stores the rest.
+	m := regexp.MustCompile(`pmkv load: ([0-9,]+) records stored \(durable\); rerun with -skip ([0-9]+) to resume`).FindStringSubmatch(stderr.String())
+	require.NotNil(t, m, stderr.String())
+	require.Equal(t, strconv.Itoa(len(lines)), m[2])
+	require.Equal(t, m[2], strings.ReplaceAll(m[1], ",", ""))
+	all := filepath.Join(base, "all.txt")
+	var text []byte
+	for i := range 31_000 {
+		text = fmt.Appendf(text, "k%07d\tv%07d\n", i, i)
+	}
+	require.NoError(t, os.WriteFile(all, text, 0o644))
+	mustRun(t, cmd("load", dir, "-skip", m[2], all)...)
+	require.Equal(t, string(text), mustRun(t, cmd("scan", dir, "", "")...))
 }

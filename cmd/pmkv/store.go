@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,7 +26,8 @@ type storeFlags struct {
 	noBatch, ordered         bool
 	segment, deviceSize      byteSize
 	maxKey, maxValue         int
-	valueLimit               string // where maxValue comes from, for messages
+	valueLimit               string    // where maxValue comes from, for messages
+	stderr                   io.Writer // where progress bars and notes go
 	pmem                     string
 	device                   string // -device (else BRAID_DEVICE)
 	progress                 cli.Progress
