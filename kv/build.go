@@ -81,7 +81,9 @@ func (s *Store) partition(recs []krec, sem chan struct{}, wg *sync.WaitGroup) []
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			for _, r := range recs[k*len(recs)/n : (k+1)*len(recs)/n] {
-				if s.dataSeg(int(r.l.dev), int(r.l.seg), r.l.epoch) != nil {
+				// (A segment whose header was zeroed under the entry keeps
+				// it: its key reads ErrCorrupt, media.go.)
+				if s.dataSeg(int(r.l.dev), int(r.l.seg), r.l.epoch) != nil || s.zeroedRef(int(r.l.dev), int(r.l.seg)) != nil {
 					out[k].add(s.idx, r.key, r.l)
 				}
 			}

@@ -228,6 +228,9 @@ func (s *Store) validPositions(c *checkpoint) bool {
 			return false
 		}
 		g := s.devs[p.dev].segs[p.metaSeg]
+		if g.blank && s.zeroedRef(p.dev, p.metaSeg) != nil {
+			continue // its header was zeroed: the replay goes on after it (recover.go)
+		}
 		if g.kind != kindMeta || g.epoch.Load() != p.metaEpoch || p.off < bodyOff || p.off > g.size {
 			return false
 		}

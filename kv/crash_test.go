@@ -250,10 +250,11 @@ func TestCrash(t *testing.T) {
 
 func TestCrashBroken(t *testing.T) {
 	for name, b := range map[string]broken{
-		"ack before fence":        {ackBeforeFence: true},
-		"no value checksum":       {noValueCRC: true},
-		"free before switch":      {freeBeforeSwitch: true},
-		"serial counter not kept": {noSerialRestore: true},
+		"ack before fence":          {ackBeforeFence: true},
+		"no value checksum":         {noValueCRC: true},
+		"free before switch":        {freeBeforeSwitch: true},
+		"serial counter not kept":   {noSerialRestore: true},
+		"every entry a batch start": {everyBatchStart: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ops := crashOps(1, 60)

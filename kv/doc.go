@@ -68,7 +68,13 @@
 // drops torn entries at the tail of a log (and zeroes them on the media)
 // and entries whose value fails its checksum, and restarts the serial
 // counter above every serial it saw. No flag is needed to repair a torn
-// tail. Recovery reports what it did (Store.Recovery).
+// tail. It zeroes only what it can prove torn: a damaged or zeroed entry
+// followed by a later batch of its log fails Open with ErrCorrupt and is
+// left as it is. Damage confined to the last batch of a log of a store
+// that was not closed looks like a tear and costs that batch. Damage
+// anywhere else costs the keys it hit, never silently: they read
+// ErrCorrupt, or Recovery and Check report it. Recovery reports what it
+// did (Store.Recovery).
 //
 // # Keys, values, limits
 //

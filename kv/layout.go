@@ -28,7 +28,8 @@ import (
 // A metadata entry is 24 bytes, 8-byte aligned:
 //
 //	 0  u64  serial (bits 0..47) | key length (bits 48..63)
-//	 8  u32  offset of the data record in the data segment
+//	 8  u32  offset of the data record in the data segment (a multiple
+//	         of 8) | batch start (bit 0)
 //	12  u32  value length (bits 0..29) | deadline (bit 30) | tombstone (bit 31)
 //	16  u32  CRC-32C of key || value
 //	20  u32  CRC-32C of the metadata segment's epoch (8 bytes, LE) || bytes 0..19
@@ -36,13 +37,21 @@ import (
 // An entry with key length 0 is a marker: the entries after it commit
 // records of data segment "offset" (bytes 8..11) whose epoch is bits
 // 0..47 of word 0, whose log end was "value length" (bytes 12..15) when
-// the marker was written. Every metadata segment starts with a marker; a worker
-// writes one whenever it moves to a new data segment. An all-zero entry
-// ends the log. Seeding the entry CRC with the segment's epoch makes
-// entries left from a previous use of a recycled segment fail their check.
+// the marker was written; its CRC field is 0, or 1 for a batch start.
+// Every metadata segment starts with a marker; a worker writes one
+// whenever it moves to a new data segment. An all-zero entry ends the
+// log. Seeding the entry CRC with the segment's epoch makes entries left
+// from a previous use of a recycled segment fail their check.
 // A metadata segment's header carries flag flagDeadlines (its entries may
 // set the deadline bit), so that a build that knows no deadlines refuses
 // the store (ErrBadFormat) instead of dropping those entries as corrupt.
+//
+// Batch start (format 2): set on the first entry a worker stages after
+// each of its fences, so every entry before it in its segment was durable
+// before it was written. A damaged or zeroed entry with a valid batch
+// start after it is therefore damage, never the tear of an
+// unacknowledged batch (recover.go); a metadata segment's header carries
+// metaFlagBatches, which this build requires.
 const (
 	bodyOff   = 256 // the header's XPLine; the log body starts at the next one
 	entrySize = 24
@@ -59,8 +68,16 @@ const (
 
 var (
 	dataKind = segKind("braidKDS", "kv data segment")
-	metaKind = withFlags(segKind("braidKMT", "kv metadata segment"), flagDeadlines)
+	metaKind = withFlags(segKind("braidKMT", "kv metadata segment"), flagDeadlines|metaFlagBatches)
 	ckptKind = segKind("braidKCP", "kv checkpoint")
+)
+
+// metaFlagBatches (pmheader flag, metadata segments): the entries carry
+// batch starts — kv's format 2. A metadata segment without it is format 1,
+// which this build does not read (ErrBadFormat naming both).
+const (
+	metaFlagBatches = 2
+	formatVersion   = 2
 )
 
 func segKind(magic, name string) pmheader.Kind {
@@ -102,7 +119,7 @@ const (
 func (h *segHeader) fields() pmheader.Fields {
 	f := pmheader.Fields{Size: uint32(h.size), Stride: uint32(h.owner), Count: h.epoch, Aux: h.storeID}
 	if h.kind == kindMeta {
-		f.Flags = flagDeadlines
+		f.Flags = flagDeadlines | metaFlagBatches
 	}
 	return f
 }
@@ -133,6 +150,9 @@ func decodeSegHeader(b []byte) (segHeader, error) {
 		return segHeader{}, err
 	}
 	h.size, h.owner, h.epoch, h.storeID = int64(f.Size), int(f.Stride), f.Count, f.Aux
+	if h.kind == kindMeta && f.Flags&metaFlagBatches == 0 {
+		return segHeader{}, fmt.Errorf("%w: a kv metadata segment of format 1 (entries without batch starts); this build reads format %d", ErrBadFormat, formatVersion)
+	}
 	if h.epoch == 0 || h.epoch > serialMask {
 		return segHeader{}, fmt.Errorf("%w: segment epoch %d out of range", ErrCorrupt, h.epoch)
 	}
@@ -148,6 +168,7 @@ type entry struct {
 	tomb   bool
 	ttl    bool // the record ends with its deadline
 	crc    uint32
+	first  bool // the first entry its worker staged after a fence
 }
 
 func (e *entry) marker() bool { return e.klen == 0 }
@@ -166,7 +187,15 @@ func encodeEntry(b []byte, e *entry, metaEpoch uint64) {
 func encodeEntrySeeded(b []byte, e *entry, seed uint32) {
 	_ = b[entrySize-1]
 	binary.LittleEndian.PutUint64(b, e.serial&serialMask|uint64(e.klen)<<serialBits)
-	binary.LittleEndian.PutUint32(b[8:], e.off)
+	off, crc := e.off, e.crc
+	if e.first {
+		if e.marker() {
+			crc |= 1
+		} else {
+			off |= 1
+		}
+	}
+	binary.LittleEndian.PutUint32(b[8:], off)
 	v := e.vlen
 	if e.tomb {
 		v |= tombBit
@@ -175,7 +204,7 @@ func encodeEntrySeeded(b []byte, e *entry, seed uint32) {
 		v |= ttlBit
 	}
 	binary.LittleEndian.PutUint32(b[12:], v)
-	binary.LittleEndian.PutUint32(b[16:], e.crc)
+	binary.LittleEndian.PutUint32(b[16:], crc)
 	binary.LittleEndian.PutUint32(b[20:], persist.UpdateCRC32C(seed, b[:20]))
 }
 
@@ -220,8 +249,11 @@ func decodeEntrySeeded(b []byte, seed uint32) (entry, int) {
 		ttl:    v&ttlBit != 0,
 		crc:    binary.LittleEndian.Uint32(b[16:]),
 	}
-	if e.marker() { // a marker's log end takes 31 bits
+	if e.marker() { // a marker's log end takes 31 bits; its CRC field says batch start
 		e.vlen, e.ttl = v&^tombBit, false
+		e.first, e.crc = e.crc&1 != 0, e.crc&^1
+	} else {
+		e.first, e.off = e.off&1 != 0, e.off&^1
 	}
 	if e.serial == 0 || e.marker() && (e.tomb || e.crc != 0) || e.tomb && e.vlen != 0 || e.off%8 != 0 && !e.marker() ||
 		e.ttl && e.vlen < deadlineSize {

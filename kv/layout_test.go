@@ -35,12 +35,13 @@ func TestGolden(t *testing.T) {
 		log = append(log, b...)
 	}
 	key, val := []byte("user0001"), []byte("a value of 20 bytes.")
-	add(entry{serial: 0x77, off: 5, vlen: 256})                                                        // marker: data segment 5, epoch 0x77, log end 256
-	add(entry{serial: 42, klen: len(key), off: 256, vlen: uint32(len(val)), crc: recordCRC(key, val)}) // put
-	add(entry{serial: 43, klen: len(key), off: 288, tomb: true, crc: recordCRC(key, nil)})             // delete
+	add(entry{serial: 0x77, off: 5, vlen: 256, first: true})                                            // marker: data segment 5, epoch 0x77, log end 256; a batch start
+	add(entry{serial: 42, klen: len(key), off: 256, vlen: uint32(len(val)), crc: recordCRC(key, val)})  // put
+	add(entry{serial: 43, klen: len(key), off: 288, tomb: true, crc: recordCRC(key, nil), first: true}) // delete, a batch start
 	// A put with a deadline: its record ends with it, its length counted.
 	dl := binary.LittleEndian.AppendUint64(nil, 1_767_225_600_000) // 2026-01-01 00:00:00 UTC in ms
 	add(entry{serial: 44, klen: len(key), off: 296, vlen: uint32(len(val) + len(dl)), ttl: true, crc: recordCRC(key, append(val, dl...))})
+	add(entry{serial: 0x78, off: 6, vlen: 256}) // marker: data segment 6, not a batch start
 	structtest.Golden(t, "meta_entries", log)
 
 	rec := make([]byte, recSize(len(key), len(val)))
@@ -70,6 +71,8 @@ func TestEntryRoundTrip(t *testing.T) {
 		{serial: 9, off: 12, vlen: 1<<31 - 4096}, // a marker's log end takes 31 bits
 		{serial: 6, klen: 3, off: 264, vlen: 108, ttl: true, crc: 2},
 		{serial: 6, klen: 3, off: 264, vlen: deadlineSize, ttl: true, crc: 2}, // an empty value
+		{serial: 9, off: 12, vlen: 4096, first: true},
+		{serial: 6, klen: 2, off: 1 << 20, vlen: 3, crc: 1, first: true},
 	} {
 		encodeEntry(b, &e, 99)
 		got, st := decodeEntry(b, 99)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -268,10 +269,77 @@ func overlaps(bad []persist.Range, off, n int) bool {
 	return false
 }
 
-// lostSegment: segment idx of device dev lost its header to poison.
+// lostSegment: segment idx of device dev lost its header to poison, or
+// to damage that zeroed it (zeroedHeader).
 func (s *Store) lostSegment(dev, idx int) bool {
 	d := s.devs[dev]
-	return idx >= 0 && idx < len(d.segs) && d.segs[idx].poisoned.Load() && overlaps(d.segs[idx].bad, 0, pmheader.Size)
+	if idx < 0 || idx >= len(d.segs) {
+		return false
+	}
+	g := d.segs[idx]
+	return g.headerLost.Load() || g.poisoned.Load() && overlaps(g.bad, 0, pmheader.Size)
+}
+
+// Zeroed headers. A segment the cleaner frees keeps its epoch in its
+// header (only the magic is cleared), and one never used is zeros from
+// end to end: an all-zero header line over a body that holds data, or
+// named by a checkpoint or a marker, is damage, never a free segment. It
+// is then kept out of every role (headerLost: not in the pool, never
+// formatted again), counted (RecoveryReport.ZeroedHeaders), and the
+// entries that name it stay in the index, so that their keys read
+// ErrCorrupt (the segment is not a data segment of their epoch) and Check
+// reports them, instead of reading as never written.
+
+// zeroedHeader notes g's all-zero header line (blank) at Open and reports
+// whether its body's first page shows it was in use (a metadata segment
+// starts with a marker, a data segment with a record). A segment file
+// this Open created is zeros.
+func zeroedHeader(g *segment) bool {
+	if g.zeroed || !allZero(g.mem[:pmheader.Size]) {
+		return false
+	}
+	g.blank = true
+	if len(g.bad) == 0 && !allZero(g.mem[bodyOff:min(g.size, 4096)]) {
+		g.headerLost.Store(true)
+	}
+	return g.headerLost.Load()
+}
+
+// zeroedRef returns segment idx of device dev when its header is zeros
+// though a checkpoint or a marker names it (with an epoch: a header was
+// committed before the reference was), and marks it lost; else nil.
+func (s *Store) zeroedRef(dev, idx int) *segment {
+	d := s.devs[dev]
+	if idx < 0 || idx >= len(d.segs) || !d.segs[idx].blank {
+		return nil
+	}
+	g := d.segs[idx]
+	g.headerLost.Store(true)
+	return g
+}
+
+// settleZeroed takes the segments found lost to a zeroed header out of
+// the pools (recovery found some only while it read the references) and
+// counts them and the index entries that name them.
+func (s *Store) settleZeroed() {
+	lost := map[*segment]bool{}
+	for _, d := range s.devs {
+		d.free = slices.DeleteFunc(d.free, func(i int) bool { return d.segs[i].headerLost.Load() })
+		for _, g := range d.segs {
+			if g.headerLost.Load() {
+				lost[g] = true
+			}
+		}
+	}
+	s.rep.ZeroedHeaders = len(lost)
+	if len(lost) == 0 {
+		return
+	}
+	s.idx.each(func(_ []byte, l loc) {
+		if int(l.dev) < len(s.devs) && int(l.seg) < len(s.devs[l.dev].segs) && lost[s.devs[l.dev].segs[l.seg]] {
+			s.rep.DamagedKeys++
+		}
+	})
 }
 
 // fullIfPoisoned is where a worker continues log g that ends at end: a

@@ -148,7 +148,7 @@ func (s *Store) mapSegments(ids [][]byte) error {
 			if h.epoch > s.epoch.Load() {
 				s.epoch.Store(h.epoch)
 			}
-			if g.kind == kindFree && !g.poisoned.Load() {
+			if g.kind == kindFree && !g.poisoned.Load() && !zeroedHeader(g) { // (media.go)
 				d.free = append(d.free, j)
 			}
 			d.segs = append(d.segs, g)

@@ -129,6 +129,9 @@ func (s *Store) recover() error {
 		r.CorruptValues += ch.corrupt
 		r.Stale += ch.stale
 		r.MediaLost += ch.media
+		if dataPastEnd(ch) {
+			r.DataPastEnd++
+		}
 		dr := &r.Devices[ch.dev]
 		dr.BytesScanned += ch.scanned
 		dr.Entries += ch.entries
@@ -141,6 +144,7 @@ func (s *Store) recover() error {
 	}
 	s.build(srcs)
 	s.loadDeadlines()
+	s.settleZeroed()
 	s.rep.IndexTime = time.Since(t2)
 	if !s.broken.noSerialRestore {
 		s.serial.Store(maxSerial)
@@ -254,6 +258,8 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 	var metaMapped, dataMapped int // how far populate has mapped the segments
 	var mapped *segment
 	dataLost, gap := false, false
+	var zeroedData *segment // the marker's data segment, its header zeroed (media.go)
+	var zeroedEpoch uint64
 	for ; off+entrySize <= g.size; off += entrySize {
 		if off >= metaMapped {
 			metaMapped = s.populate(g, off)
@@ -264,12 +270,9 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 			continue
 		}
 		e, st := decodeEntrySeeded(g.mem[off:off+entrySize], seed)
-		if st == entryEnd {
-			break
-		}
-		if st == entryBad {
-			if !last {
-				ch.err = fmt.Errorf("%w: device %d metadata segment %d offset %d: entry fails its checksum before the end of its log", ErrCorrupt, ch.dev, g.idx, off)
+		if st != entryOK {
+			if err := s.checkEnd(ch, g, off, st == entryEnd, last, seed); err != nil {
+				ch.err = err
 				return nil
 			}
 			break
@@ -277,6 +280,10 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		if e.marker() {
 			if nd := s.dataSeg(ch.dev, int(e.off), e.serial); nd != data || data == nil {
 				data, dataEnd = nd, bodyOff
+				zeroedData = nil
+				if nd == nil {
+					zeroedData, zeroedEpoch = s.zeroedRef(ch.dev, int(e.off)), e.serial
+				}
 				dataLost = nd == nil && s.lostSegment(ch.dev, int(e.off))
 			}
 			if data != nil {
@@ -292,6 +299,10 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 		}
 		ch.entries++
 		ch.maxSerial = max(ch.maxSerial, e.serial)
+		if data == nil && zeroedData != nil {
+			s.keepZeroed(ch, zeroedData, zeroedEpoch, &e)
+			continue
+		}
 		if data == nil && dataLost {
 			ch.media++ // its data segment's header is unreadable (media.go)
 			continue
@@ -336,6 +347,99 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 	}
 	ch.data, ch.dataEnd = data, dataEnd
 	return data
+}
+
+// dataPastEnd: the unit of ch's data log that holds its end has bytes
+// after it. Every append streams whole units, zeros after the tail, so
+// after a fenced batch they are zeros: bytes there are records a batch
+// wrote after the last entry the metadata log still has — a torn,
+// unacknowledged batch's, or ones whose entries damage wiped out (what
+// nothing else tells from the end of a crashed store's log). Reported,
+// not repaired: the next append rewrites the unit.
+func dataPastEnd(ch *chain) bool {
+	g, end := ch.data, ch.dataEnd
+	if g == nil || end%unit == 0 || end >= g.size || len(g.bad) > 0 && overlaps(g.bad, end, unit) {
+		return false
+	}
+	return !allZero(g.mem[end:min(g.size, (end+unit)&^(unit-1))])
+}
+
+// keepZeroed indexes entry e, whose record lies in data segment g (of
+// epoch) whose header was zeroed: its key then reads ErrCorrupt, not an
+// older version or nothing (media.go). The record is still there: a key
+// whose record fails its checksum (or does not fit) is dropped as corrupt.
+func (s *Store) keepZeroed(ch *chain, g *segment, epoch uint64, e *entry) {
+	n := e.klen + int(e.vlen)
+	if int(e.off) < bodyOff || int(e.off)+n > g.size {
+		ch.corrupt++
+		return
+	}
+	rec := g.mem[e.off : int(e.off)+n]
+	if persist.CRC32C(rec) != e.crc {
+		ch.corrupt++
+		return
+	}
+	l := loc{serial: e.serial, epoch: epoch, seg: uint32(g.idx), off: e.off, vlen: e.vlen, crc: e.crc, dev: uint16(ch.dev), klen: uint16(e.klen)}
+	if e.tomb {
+		l.vlen |= tombBit
+	}
+	ch.out.add(s.idx, rec[:e.klen], l)
+}
+
+// checkEnd decides what the zero (end) or damaged (!end) entry at off of
+// metadata segment g is: the end of the log, or the tear a crash left of
+// an unacknowledged batch, only when nothing proves otherwise; damage,
+// which fails Open, when something does. A segment that is not the last
+// of its log is full (a worker moves on only then) and durable (the next
+// segment's header commit fenced it), so any end or damage before its
+// last entry slot is damage (a poisoned segment, taken as full, aside).
+// In the last segment, a valid batch start (layout.go) after off proves
+// that a fence followed the entry at off: it was durable, so damage.
+// Recovery never zeroes what it cannot prove torn.
+func (s *Store) checkEnd(ch *chain, g *segment, off int, end, last bool, seed uint32) error {
+	what := "fails its checksum"
+	if end {
+		what = "is zeros"
+	}
+	if !last {
+		if end && g.poisoned.Load() {
+			return nil
+		}
+		return fmt.Errorf("%w: device %d metadata segment %d offset %d: entry %s before the end of its log (a later segment follows)", ErrCorrupt, ch.dev, g.idx, off, what)
+	}
+	if q := s.batchAfter(g, off+entrySize, seed); q >= 0 {
+		return fmt.Errorf("%w: device %d metadata segment %d offset %d: entry %s before the end of its log (a later batch starts at offset %d)", ErrCorrupt, ch.dev, g.idx, off, what, q)
+	}
+	return nil
+}
+
+// batchAfter returns the offset of the first valid batch start of g at
+// or after from (24-byte steps), or -1. It stops at the segment's end or
+// after tailReach bytes of zeros: past a log's end a segment is zeros
+// (format zeroed it), but for what a torn batch left, which lies within
+// tailReach of the end; so a batch start further on would have to follow
+// a zeroed run of more than tailReach (128 KiB), which it does not
+// look for (the limit the README's fault table states).
+func (s *Store) batchAfter(g *segment, from int, seed uint32) int {
+	zeros, mapped := 0, 0
+	for o := from; o+entrySize <= g.size && zeros < tailReach; o += entrySize {
+		if o+entrySize > mapped {
+			mapped = s.populate(g, o+entrySize-1)
+		}
+		if len(g.bad) > 0 && overlaps(g.bad, o, entrySize) {
+			continue
+		}
+		b := g.mem[o : o+entrySize]
+		if allZero(b) {
+			zeros += entrySize
+			continue
+		}
+		zeros = 0
+		if e, st := decodeEntrySeeded(b, seed); st == entryOK && e.first {
+			return o
+		}
+	}
+	return -1
 }
 
 // populateChunk is how much of a segment recovery maps at once.

@@ -66,16 +66,29 @@ type RecoveryReport struct {
 	// past its log's end count too).
 	PoisonedSegments, LostSegments int
 	MediaLost                      int
-	MaxSerial                      uint64 // highest serial seen; the counter restarts above it
-	Devices                        []DeviceRecovery
-	CheckpointTime                 time.Duration // load the checkpoint
-	ReadTime                       time.Duration // map and scan the segments' headers
-	ParseTime                      time.Duration // parse and verify the metadata logs (parallel)
-	IndexTime                      time.Duration // build the index
-	Total                          time.Duration
-	GBs                            float64 // (BytesScanned+ValueBytes) / Total
-	KeysPerSec                     float64 // Keys / Total
-	GC                             GCReport
+	// ZeroedHeaders is the segments found with an all-zero header line
+	// though they were in use (their body holds data, or a checkpoint or
+	// marker names them): never a legitimate free (a freed segment keeps
+	// its epoch). They are kept out of every role, like a lost one, and
+	// the index keeps the entries naming them (DamagedKeys of them), so
+	// that those keys read ErrCorrupt and Check reports them.
+	// DataPastEnd is the logs whose data segment holds bytes after the
+	// last record their metadata log commits (in the unit of its end,
+	// which every fenced append leaves zeros after): a torn batch's
+	// records after a crash, or records whose entries damage wiped out.
+	DataPastEnd    int
+	ZeroedHeaders  int
+	DamagedKeys    int64
+	MaxSerial      uint64 // highest serial seen; the counter restarts above it
+	Devices        []DeviceRecovery
+	CheckpointTime time.Duration // load the checkpoint
+	ReadTime       time.Duration // map and scan the segments' headers
+	ParseTime      time.Duration // parse and verify the metadata logs (parallel)
+	IndexTime      time.Duration // build the index
+	Total          time.Duration
+	GBs            float64 // (BytesScanned+ValueBytes) / Total
+	KeysPerSec     float64 // Keys / Total
+	GC             GCReport
 }
 
 // DeviceRecovery is the part of a recovery on one device.

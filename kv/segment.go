@@ -42,6 +42,10 @@ type segment struct {
 	// quarantine): the segment is kept, never cleaned or freed, so that
 	// its key reads ErrCorrupt rather than vanishing.
 	damaged atomic.Bool
+	// blank: the header line was all zeros at Open (never formatted, or
+	// damaged: zeroedHeader decides); headerLost: it was damaged (media.go).
+	blank      bool
+	headerLost atomic.Bool
 }
 
 // pin registers a reader of the record at l: false when the segment was
@@ -50,6 +54,9 @@ type segment struct {
 // so a reader that pinned before that is waited for and one after it sees
 // the flag (both sides use sequentially consistent atomics).
 func (g *segment) pin(epoch uint64) bool {
+	if g.headerLost.Load() {
+		return true // never reused: the read answers ErrCorrupt (media.go)
+	}
 	g.readers.Add(1)
 	if g.retired.Load() || g.epoch.Load() != epoch {
 		g.readers.Add(-1)
@@ -58,7 +65,11 @@ func (g *segment) pin(epoch uint64) bool {
 	return true
 }
 
-func (g *segment) unpin() { g.readers.Add(-1) }
+func (g *segment) unpin() {
+	if !g.headerLost.Load() {
+		g.readers.Add(-1)
+	}
+}
 
 // sealedMeta: g is a sealed metadata segment (read under its device's
 // lock: its worker formats and seals segments while the cleaner looks).

@@ -92,6 +92,9 @@ func (s *Store) Check() error {
 	s.drainMerge()
 	for _, d := range s.devs {
 		for _, g := range d.segs {
+			if g.headerLost.Load() {
+				return fmt.Errorf("%w: device %s segment %d: its header is zeros, but it was in use (RecoveryReport.ZeroedHeaders)", ErrCorrupt, d.dm.name(), g.idx)
+			}
 			if g.kind != kindMeta {
 				continue
 			}
@@ -126,8 +129,11 @@ func (s *Store) checkMeta(g *segment) error {
 	for off := bodyOff; off+entrySize <= end; off += entrySize {
 		e, st := decodeEntry(g.mem[off:off+entrySize], g.epoch.Load())
 		switch {
-		case st == entryEnd:
+		case st == entryEnd && (g.sealed || g.poisoned.Load()): // (a poisoned one is taken as full)
 			return nil
+		case st == entryEnd:
+			// The log this worker appends to goes on to its tail.
+			return fmt.Errorf("%w: device %s metadata segment %d: zeros at offset %d, before the log's end at %d", ErrCorrupt, g.dev.dm.name(), g.idx, off, end)
 		case st == entryBad:
 			return fmt.Errorf("%w: device %s metadata segment %d: entry at offset %d fails its checksum", ErrCorrupt, g.dev.dm.name(), g.idx, off)
 		case e.marker():

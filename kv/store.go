@@ -75,6 +75,7 @@ type broken struct {
 	freeBeforeSwitch bool // GC marks a victim free on media before its entries are moved
 	noSerialRestore  bool // the serial counter restarts at 0 after recovery
 	noDeadlineCRC    bool // a record's CRC leaves its deadline out (expire.go)
+	everyBatchStart  bool // every metadata entry says it starts a batch, fenced before it or not
 
 	mergeLogs bool // not a bug: the crash tests' switch for Options.MergeLogs
 	// oneWriter, not a bug either: no expirer in the background, and

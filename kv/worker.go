@@ -85,7 +85,8 @@ type worker struct {
 	// unfenced is the metadata bytes staged since the last fence, kept
 	// under maxUnfencedMeta (a batch that would pass it fences on the
 	// way): what a torn batch can leave after a log's end is bounded, and
-	// recovery's tail repair reads only that far.
+	// recovery's tail repair reads only that far. An entry staged while it
+	// is 0 is a batch start (layout.go).
 	unfenced int
 	fenceAt  int // maxUnfencedMeta (smaller in a crash test)
 	// seed is the entrySeed of metadata segment epoch seedEpoch (seedOK):
@@ -429,7 +430,7 @@ func (w *worker) append(r *request, key, value []byte, dl, serial uint64, tomb b
 	if dl != 0 {
 		crc = w.s.putDeadline(buf[len(key)+len(value):], dl, crc)
 	}
-	e := entry{serial: serial, klen: len(key), off: uint32(off), vlen: uint32(vlen), tomb: tomb, ttl: dl != 0, crc: crc}
+	e := entry{serial: serial, klen: len(key), off: uint32(off), vlen: uint32(vlen), tomb: tomb, ttl: dl != 0, crc: crc, first: w.unfenced == 0 || w.s.broken.everyBatchStart}
 	eb, _ := w.m.stage(entrySize)
 	encodeEntrySeeded(eb, &e, w.metaSeed())
 	w.unfenced += entrySize
@@ -552,7 +553,7 @@ func (w *worker) sealSwitched() {
 }
 
 func (w *worker) marker() {
-	e := entry{serial: w.d.g.epoch.Load(), off: uint32(w.d.g.idx), vlen: uint32(w.d.tail)}
+	e := entry{serial: w.d.g.epoch.Load(), off: uint32(w.d.g.idx), vlen: uint32(w.d.tail), first: w.unfenced == 0 || w.s.broken.everyBatchStart}
 	eb, _ := w.m.stage(entrySize)
 	encodeEntrySeeded(eb, &e, w.metaSeed())
 	w.unfenced += entrySize
