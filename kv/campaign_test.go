@@ -222,8 +222,8 @@ func campaignDamage(t *testing.T, rng *structtest.Rand, tr *campaignTrial) (what
 	return fmt.Sprintf("segment %d: %v", seg, d), seg, d
 }
 
-// snapshot reads every file of the store.
-func snapshot(t *testing.T, o *Options) map[string][]byte {
+// storeFiles reads every file of the store.
+func storeFiles(t *testing.T, o *Options) map[string][]byte {
 	m := map[string][]byte{}
 	for _, dir := range append([]string{o.CheckpointDir}, o.Devices...) {
 		ents, _ := os.ReadDir(dir)
@@ -269,7 +269,7 @@ func campaignJudge(t *testing.T, tr *campaignTrial, before map[string][]byte, se
 	s, err := Open(tr.o)
 	if err != nil {
 		switch {
-		case !sameFiles(before, snapshot(t, tr.o)):
+		case !sameFiles(before, storeFiles(t, tr.o)):
 			return "wrote", err.Error()
 		case errors.Is(err, persist.ErrCorrupt) || errors.Is(err, persist.ErrBadFormat):
 			return "refused", err.Error()
@@ -341,7 +341,7 @@ func TestCampaign(t *testing.T) {
 		if _, ok := tr.metaEnds[seg]; ok {
 			lastStart = starts[seg]
 		}
-		before := snapshot(t, tr.o)
+		before := storeFiles(t, tr.o)
 		kind, info := campaignJudge(t, tr, before, seg, d, lastStart)
 		counts[kind]++
 		state := "closed"

@@ -226,3 +226,36 @@ func TestFormat1Refused(t *testing.T) {
 	require.ErrorContains(t, err, "format 1")
 	require.ErrorContains(t, err, "format 2")
 }
+
+// TestLostSegmentFile: the file of a data segment in use removed from a
+// closed store. Open makes the device's last segment again (as zeros, to
+// DeviceSize), but the checkpoint's entries naming it are kept and
+// reported: their keys read ErrCorrupt, not ErrNotFound.
+func TestLostSegmentFile(t *testing.T) {
+	o := testOptions(t, 1)
+	o.WorkersPerDevice, o.NoStartupGC = 1, true
+	s := mustOpen(t, o)
+	last := len(s.devs[0].segs) - 1
+	// The pool hands out segments in file order and keeps 2 back from
+	// puts; the freed ones queue after them: fill, free, fill again.
+	val := bytes.Repeat([]byte{'v'}, 500)
+	for i := 0; s.devs[0].freeCount() > reservePut+1; i++ {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "k%04d", i%40), val))
+	}
+	_, err := s.GC()
+	require.NoError(t, err)
+	for i := 0; s.devs[0].segs[last].kind != kindData; i++ {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "k%04d", i%40), val))
+	}
+	require.NoError(t, s.Put([]byte("there"), []byte("value")))
+	l, _ := s.idx.lookup([]byte("there"))
+	require.EqualValues(t, last, l.seg)
+	require.NoError(t, s.Close())
+	require.NoError(t, os.Remove(segFile(o, 0, last)))
+	s = mustOpen(t, o)
+	require.Equal(t, 1, s.Recovery().ZeroedHeaders)
+	_, err = s.Get([]byte("there"))
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, s.Check(), ErrCorrupt)
+	require.NoError(t, s.Close())
+}

@@ -293,9 +293,15 @@ func (s *Store) lostSegment(dev, idx int) bool {
 // zeroedHeader notes g's all-zero header line (blank) at Open and reports
 // whether its body's first page shows it was in use (a metadata segment
 // starts with a marker, a data segment with a record). A segment file
-// this Open created is zeros.
+// this Open created is zeros (and blank: nothing may name it).
 func zeroedHeader(g *segment) bool {
-	if g.zeroed || !allZero(g.mem[:pmheader.Size]) {
+	if g.zeroed {
+		// Created by this Open: a reference to it means its file was
+		// lost (removed, then made again as zeros by the device's growth).
+		g.blank = true
+		return false
+	}
+	if !allZero(g.mem[:pmheader.Size]) {
 		return false
 	}
 	g.blank = true
