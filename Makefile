@@ -4,7 +4,7 @@ PKGS     := ./...
 SHM      ?= /dev/shm
 BIN      := bin
 
-.PHONY: all build test vet lint fmt-check unit race bench bench-fptree bench-pmdk bench-kv bench-redis demo fuzz fuzz-smoke clean
+.PHONY: all build test vet lint fmt-check unit race bench bench-fptree bench-pmdk bench-kv bench-raft bench-redis demo fuzz fuzz-smoke clean
 
 all: build
 
@@ -99,6 +99,21 @@ bench-kv:
 	@mkdir -p $(BIN)
 	cd bench/kvpeers && $(GO) test -count=1 ./...
 	cd bench/kvpeers && $(GO) run ./cmd/kvcompare -records 1000000 -values 100,1024 -clients 4,16 $(BENCH_KV_FLAGS) | tee $(CURDIR)/$(BIN)/bench-kv.txt
+
+# raftstore beside hashicorp/raft-boltdb/v2 and hashicorp/raft-wal
+# (bench/raftpeers, a module of its own: make test never downloads the
+# peers): the contract test (every store answers as raft-boltdb), then
+# cmd/raftcompare — StoreLogs in batches of 1, 16 and 256, GetLog,
+# DeleteRange, and a 3-node hashicorp/raft cluster on loopback TCP per
+# store (Apply latency, commits/s, the log store's share), the stores
+# interleaved over rounds, under /dev/shm. The table is kept in
+# $(BIN)/bench-raft.txt. BENCH_RAFT_FLAGS adds raftcompare flags (e.g.
+# -rounds 5 -applies 20000).
+BENCH_RAFT_FLAGS ?=
+bench-raft:
+	@mkdir -p $(BIN)
+	cd bench/raftpeers && $(GO) test -count=1 ./...
+	cd bench/raftpeers && $(GO) run ./cmd/raftcompare -dir $(SHM) $(BENCH_RAFT_FLAGS) | tee $(CURDIR)/$(BIN)/bench-raft.txt
 
 # pmkv serve against a real, durable Redis (appendonly yes, appendfsync
 # always) with the real redis-benchmark: SET and GET of 100 B, pipeline 1
