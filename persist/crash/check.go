@@ -160,6 +160,8 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, sco
 		return rep, st.replayErr
 	case st.replay != nil && !st.replayHit:
 		return rep, fmt.Errorf("%w: %s: crash point seq=%d was not reached (the run had %d events): %s", ErrConfig, ReplayEnv, st.replay.seq, st.events, st.replay.why)
+	case st.replay != nil && rep.Blocked > 0 && !rep.Failed():
+		return rep, fmt.Errorf("%w: %s: the replayed image passed: %s", ErrConfig, ReplayEnv, st.replay.why)
 	}
 	return rep, nil
 }
