@@ -4,7 +4,7 @@ PKGS     := ./...
 SHM      ?= /dev/shm
 BIN      := bin
 
-.PHONY: all build test vet lint fmt-check unit race bench bench-fptree bench-pmdk bench-kv bench-raft bench-redis demo fuzz fuzz-smoke clean
+.PHONY: all build test vet lint fmt-check unit race bench bench-fptree bench-pmdk bench-kv bench-raft bench-redis redis-suite demo fuzz fuzz-smoke clean
 
 all: build
 
@@ -122,6 +122,13 @@ bench-raft:
 bench-redis: build
 	@command -v redis-benchmark >/dev/null && command -v redis-server >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-tools redis-server)
 	PMKV=$(BIN)/pmkv SHM=$(SHM) sh bench/redis/run.sh | tee $(BIN)/bench-redis.txt
+
+# Redis's own test suite (7.0.15, Debian's source package) in external
+# mode against pmkv serve and a redis-server control: tests passed per unit
+# (bench/redis/suite.sh; UNITS). Not in make test: it takes minutes.
+redis-suite: build
+	@command -v redis-cli >/dev/null && command -v redis-server >/dev/null && command -v tclsh >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-tools redis-server tcl)
+	PMKV=$(BIN)/pmkv SHM=$(SHM) CACHE=$(BIN)/redis-suite sh bench/redis/suite.sh | tee $(BIN)/redis-suite.txt
 
 # demo: the main jobs, quickly, on tmpfs: characterize the device (and
 # write its profile), then sort 200,000 gensort records with EMS, OnePass

@@ -110,6 +110,9 @@ func bitRange(c *conn, a [][]byte, n int64, needEnd bool) (lo, hi int64, endGive
 		}
 		endGiven = true
 	}
+	if start < 0 && end < 0 && start > end {
+		return 0, -1, endGiven, true // empty, as Redis answers it
+	}
 	if start < 0 {
 		start += total
 	}

@@ -132,7 +132,10 @@ func cmdCopy(c *conn, t *tx, a [][]byte) {
 		case eq(a[i], "replace"):
 			replace = true
 		case eq(a[i], "db") && i+1 < len(a):
-			if db, ok := parseInt(a[i+1]); !ok || db != 0 {
+			if db, ok := parseInt(a[i+1]); !ok {
+				c.w.err(errNotInt)
+				return
+			} else if db != 0 {
 				c.w.err("ERR DB index is out of range")
 				return
 			}
