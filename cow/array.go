@@ -77,7 +77,7 @@ type Options struct {
 	// reads it from the header).
 	ObjectSize int
 	// Count is the number of objects, at least 1 (Create; Open reads it
-	// from the header).
+	// from the header, and one set that differs is ErrInvalid).
 	Count int
 	// Checksum keeps a CRC-32C of the active copy in the upper half of
 	// the selector word, stored by the same 8-byte store that makes the
@@ -241,7 +241,8 @@ func newArray(r *persist.Region, off, size, count int, sum bool, release func())
 }
 
 // Open opens the Array at opts.Offset of r (the other options are read
-// from the header; nil means offset 0). There is nothing to recover:
+// from the header; nil means offset 0; one set that contradicts the
+// header is an error wrapping ErrInvalid). There is nothing to recover:
 // the selector word of each object names a copy that was durable before
 // the selector was. Open writes nothing, so it also opens an array in a
 // read-only region (whose Update then returns an error wrapping
@@ -257,7 +258,30 @@ func Open(r *persist.Region, opts *Options) (a *Array, err error) {
 		a, err = open(r, opts)
 		return err
 	})
+	if err == nil {
+		if err = opts.match(a.size, a.count, a.sum); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
 	return a, err
+}
+
+// match checks the options given to Open against the array: a field set
+// that contradicts it is ErrInvalid (the options are wrong, the array is
+// sound).
+func (o *Options) match(size, count int, sum bool) error {
+	switch {
+	case o == nil:
+		return nil
+	case o.ObjectSize != 0 && o.ObjectSize != size:
+		return fmt.Errorf("%w: Options.ObjectSize %d, the array holds objects of %d bytes", ErrInvalid, o.ObjectSize, size)
+	case o.Count != 0 && o.Count != count:
+		return fmt.Errorf("%w: Options.Count %d, the array holds %d objects", ErrInvalid, o.Count, count)
+	case o.Checksum && !sum:
+		return fmt.Errorf("%w: Options.Checksum, the array was created without checksums", ErrInvalid)
+	}
+	return nil
 }
 
 func open(r *persist.Region, opts *Options) (*Array, error) {

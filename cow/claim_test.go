@@ -1,13 +1,11 @@
 package cow_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/braid-pm/braid/cow"
 	"github.com/braid-pm/braid/fam"
 	"github.com/braid-pm/braid/internal/structtest"
-	structkinds "github.com/braid-pm/braid/internal/structtest/kinds"
 	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/walog"
 	"github.com/stretchr/testify/require"
@@ -87,47 +85,6 @@ func TestFailedCreateClaimsNothing(t *testing.T) {
 	_, err = cow.Open(ro, nil)
 	require.ErrorIs(t, err, cow.ErrCorrupt)
 	structtest.RequireFree(t, ro, 0, n)
-}
-
-// TestForeignIsBadFormat: Open on a structure of another kind (a walog
-// log, a pagelog store, a fam.Array, a fam.LogArray) and on bytes that are
-// no header at all returns ErrBadFormat, not ErrCorrupt: a wrong offset or
-// kind is not media damage. Zeros are ErrNoArray.
-func TestForeignIsBadFormat(t *testing.T) {
-	for _, f := range structkinds.Builders {
-		if f.Name == "cow" {
-			continue
-		}
-		t.Run(f.Name, func(t *testing.T) {
-			r := structtest.Region(t, 1<<20)
-			closeIt, err := f.Build(r)
-			require.NoError(t, err)
-			for _, open := range []bool{true, false} { // the structure open, then closed
-				_, err = cow.Open(r, nil)
-				require.ErrorIs(t, err, cow.ErrBadFormat, "open %v", open)
-				require.NotErrorIs(t, err, persist.ErrCorrupt)
-				require.NotErrorIs(t, err, persist.ErrBusy, "the header is read before the claim")
-				if open {
-					require.NoError(t, closeIt())
-				}
-			}
-			t.Log(err)
-		})
-	}
-	r := structtest.Region(t, 1<<16)
-	_, err := cow.Open(r, nil)
-	require.ErrorIs(t, err, cow.ErrNoArray)
-	require.NotErrorIs(t, err, cow.ErrBadFormat)
-	require.NotErrorIs(t, err, persist.ErrCorrupt)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 100 {
-		for i := range 64 {
-			r.Bytes()[i] = byte(rng.Uint32())
-		}
-		_, err := cow.Open(r, nil)
-		require.ErrorIs(t, err, cow.ErrBadFormat, "%x", r.Bytes()[:64])
-		require.NotErrorIs(t, err, persist.ErrCorrupt)
-	}
 }
 
 // TestOwnHeaderDamageIsCorrupt: any one byte of the array's own header

@@ -64,7 +64,7 @@
 // ErrReadOnly. On a closed region every call is persist.ErrClosed. Create
 // and Open claim the array's bytes (Footprint) on the region until Close:
 // another structure opened over them is persist.ErrBusy. After Close every
-// method is ErrClosed. Updates and Reads of different objects may run from
+// method is ErrClosed (matching persist.ErrClosed). Updates and Reads of different objects may run from
 // any number of goroutines; one object has one writer at a time, and a
 // Read of it must not overlap an Update of it.
 //

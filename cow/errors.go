@@ -1,7 +1,6 @@
 package cow
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/braid-pm/braid/persist"
@@ -26,8 +25,9 @@ var (
 	// read-only.
 	ErrReadOnly = persist.NewError("cow: region is read-only", persist.ErrReadOnly)
 	// ErrNoArray is returned by Open when the header at the offset is
-	// empty: nothing was created there, or a Create did not finish.
-	ErrNoArray = errors.New("cow: no array at this offset")
+	// empty: nothing was created there, or a Create did not finish. It
+	// matches persist.ErrEmpty.
+	ErrNoArray = persist.NewError("cow: no array at this offset", persist.ErrEmpty)
 	// ErrBadFormat is returned by Open for a header that is not a CoW
 	// array's: another kind of array (fam.Array, fam.LogArray), a walog
 	// log, a pagelog store or other bytes that are no array header at
@@ -38,8 +38,8 @@ var (
 	// ErrNoArray.)
 	ErrBadFormat = persist.NewError("cow: not a CoW array", persist.ErrBadFormat)
 	// ErrClosed is returned by Close of a closed Array and by every
-	// operation on one.
-	ErrClosed = errors.New("cow: array is closed")
+	// operation on one. It matches persist.ErrClosed.
+	ErrClosed = persist.NewError("cow: array is closed", persist.ErrClosed)
 	// ErrCorrupt marks a header that failed a check (checksum, a damaged
 	// magic, impossible field), and with Options.Checksum a copy that
 	// fails its check. It matches persist.ErrCorrupt.

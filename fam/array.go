@@ -58,10 +58,11 @@ type Options struct {
 	// (Create and Open).
 	Offset int
 	// ObjectSize is the bytes of each object, a multiple of 4 from 4 to
-	// MaxSize (Create; Open reads it from the header).
+	// MaxSize (Create; Open reads it from the header, and one set that
+	// differs is ErrInvalid).
 	ObjectSize int
 	// Count is the number of objects, at least 1 (Create; Open reads it
-	// from the header).
+	// from the header, and one set that differs is ErrInvalid).
 	Count int
 }
 
@@ -220,7 +221,29 @@ func (a *Array) Close() error {
 // and returns an error wrapping persist.ErrReadOnly for one that does, as
 // its torn objects cannot be read until a writable Open rolls them back.
 func Open(r *persist.Region, opts *Options) (*Array, error) {
-	return open(r, opts.area().Offset, true)
+	a, err := open(r, opts.area().Offset, true)
+	if err != nil {
+		return nil, err
+	}
+	o := opts.area()
+	if err := matchObjects(o.ObjectSize, o.Count, a.size, a.count); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// matchObjects checks the object size and count given to Open or OpenLog
+// against the array's: one set (non-zero) that contradicts it is
+// ErrInvalid (the options are wrong, the array is sound).
+func matchObjects(wantSize, wantCount, size, count int) error {
+	switch {
+	case wantSize != 0 && wantSize != size:
+		return fmt.Errorf("%w: ObjectSize %d in the options, the array holds objects of %d bytes", ErrInvalid, wantSize, size)
+	case wantCount != 0 && wantCount != count:
+		return fmt.Errorf("%w: Count %d in the options, the array holds %d objects", ErrInvalid, wantCount, count)
+	}
+	return nil
 }
 
 // open is Open under persist.Guard: a poisoned header is a

@@ -81,7 +81,7 @@
 // region every call is persist.ErrClosed. Create, CreateLog, Open and
 // OpenLog claim the array's bytes (Footprint, LogFootprint) until Close:
 // another structure opened over them is persist.ErrBusy. After Close every
-// method is ErrClosed. Updates and Reads of different objects may run from
+// method is ErrClosed (matching persist.ErrClosed). Updates and Reads of different objects may run from
 // any number of goroutines (a LogArray serializes the updates of one
 // lane); one object has one writer at a time, and a Read of it must not
 // overlap an Update of it.

@@ -1,7 +1,6 @@
 package fam
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/braid-pm/braid/persist"
@@ -29,8 +28,8 @@ var (
 	ErrReadOnly = persist.NewError("fam: region is read-only", persist.ErrReadOnly)
 	// ErrNoArray is returned by Open and OpenLog when the header at the
 	// offset is empty: nothing was created there, or a Create did not
-	// finish.
-	ErrNoArray = errors.New("fam: no array at this offset")
+	// finish. It matches persist.ErrEmpty.
+	ErrNoArray = persist.NewError("fam: no array at this offset", persist.ErrEmpty)
 	// ErrBadFormat is returned by Open and OpenLog for a header that is
 	// not one of this kind: another kind of array (a LogArray for Open, an
 	// Array for OpenLog, a cow.Array), a walog log, a pagelog store or
@@ -41,8 +40,8 @@ var (
 	// whose checksum fails is ErrCorrupt. (All zeros is ErrNoArray.)
 	ErrBadFormat = persist.NewError("fam: not an array of this kind", persist.ErrBadFormat)
 	// ErrClosed is returned by Close of a closed Array or LogArray and by
-	// every operation on one.
-	ErrClosed = errors.New("fam: array is closed")
+	// every operation on one. It matches persist.ErrClosed.
+	ErrClosed = persist.NewError("fam: array is closed", persist.ErrClosed)
 	// ErrCorrupt marks persistent bytes that failed a check: a bad header
 	// (checksum, a damaged magic, impossible field), FAM blocks of one
 	// object at versions no crash can produce, or a complete redo record

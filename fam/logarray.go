@@ -299,6 +299,20 @@ func OpenLog(r *persist.Region, opts *LogOptions) (a *LogArray, err error) {
 		a, err = openLog(r, opts)
 		return err
 	})
+	if err == nil && opts != nil {
+		err = matchObjects(opts.ObjectSize, opts.Count, a.size, a.count)
+		switch {
+		case err != nil:
+		case opts.Lanes != 0 && opts.Lanes != len(a.lanes):
+			err = fmt.Errorf("%w: LogOptions.Lanes %d, the array has %d lanes", ErrInvalid, opts.Lanes, len(a.lanes))
+		case opts.LaneBytes != 0 && opts.LaneBytes != a.laneBytes:
+			err = fmt.Errorf("%w: LogOptions.LaneBytes %d, the array's lanes are %d bytes", ErrInvalid, opts.LaneBytes, a.laneBytes)
+		}
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
 	return a, err
 }
 

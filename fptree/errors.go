@@ -20,8 +20,9 @@ var (
 	// ErrInvalid is returned for bad options and arguments.
 	ErrInvalid = persist.NewError("fptree: invalid argument", persist.ErrInvalid)
 	// ErrNoTree is returned by Open when the header at the offset is
-	// empty: nothing was created there, or a Create did not finish.
-	ErrNoTree = persist.NewError("fptree: no tree at this offset")
+	// empty: nothing was created there, or a Create did not finish. It
+	// matches persist.ErrEmpty.
+	ErrNoTree = persist.NewError("fptree: no tree at this offset", persist.ErrEmpty)
 	// ErrBadFormat is returned by Open for a header that is not an
 	// FP-tree's: another kind of braid structure (named in the message),
 	// bytes that are no header at all, a format version or flags this

@@ -1,14 +1,12 @@
 package fptree_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/braid-pm/braid/fptree"
 	"github.com/braid-pm/braid/internal/structtest"
-	structkinds "github.com/braid-pm/braid/internal/structtest/kinds"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -32,47 +30,6 @@ func TestGoldenLayout(t *testing.T) {
 	require.NoError(t, tr.Put(7, 8))
 	require.NoError(t, tr.Close())
 	structtest.Golden(t, "leaf-64-slots", mem[4096+128:4096+128+1152])
-}
-
-// TestForeignIsBadFormat: Open over another kind of structure, or over
-// bytes that are no header at all, is ErrBadFormat (not corruption, not
-// a claim conflict: the header is read before the claim); zeros are
-// ErrNoTree.
-func TestForeignIsBadFormat(t *testing.T) {
-	for _, f := range structkinds.Builders {
-		if f.Name == "fptree" {
-			continue
-		}
-		t.Run(f.Name, func(t *testing.T) {
-			r := structtest.Region(t, 1<<20)
-			closeIt, err := f.Build(r)
-			require.NoError(t, err)
-			for _, open := range []bool{true, false} {
-				_, err = fptree.Open(r, nil)
-				require.ErrorIs(t, err, fptree.ErrBadFormat, "the other structure open: %v", open)
-				require.ErrorIs(t, err, persist.ErrBadFormat)
-				require.NotErrorIs(t, err, persist.ErrCorrupt)
-				require.NotErrorIs(t, err, persist.ErrBusy)
-				if open {
-					require.NoError(t, closeIt())
-				}
-			}
-			t.Log(err)
-		})
-	}
-	r := structtest.Region(t, 1<<16)
-	_, err := fptree.Open(r, nil)
-	require.ErrorIs(t, err, fptree.ErrNoTree)
-	require.NotErrorIs(t, err, persist.ErrCorrupt)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 100 {
-		for i := range 64 {
-			r.Bytes()[i] = byte(rng.Uint32())
-		}
-		_, err := fptree.Open(r, nil)
-		require.ErrorIs(t, err, fptree.ErrBadFormat, "%x", r.Bytes()[:64])
-		require.NotErrorIs(t, err, persist.ErrCorrupt)
-	}
 }
 
 // TestHeaderDamageIsCorrupt: any byte of the header line changed is

@@ -126,14 +126,14 @@
 //	                     than the store's
 //	ErrInvalid           bad options or arguments (a mask of the wrong size) persist.ErrInvalid
 //	ErrTooSmall          the region cannot hold the store                    persist.ErrTooSmall
-//	ErrNoStore           the area holds nothing, or a Create did not finish  ErrBadFormat
+//	ErrNoStore           the area holds nothing, or a Create did not finish  persist.ErrEmpty
 //	ErrBadFormat         another kind of structure, another format version   persist.ErrBadFormat
 //	ErrCorrupt           damaged persistent bytes (poisoned: also a          persist.ErrCorrupt
 //	                     *persist.MediaError, or persist.ErrMedia)
 //	ErrReadOnly          a write on a read-only region, or a recovery that   persist.ErrReadOnly
 //	                     must write
 //	ErrVersionExhausted  a TwoWord page at its last version
-//	ErrClosed            an operation on a closed store
+//	ErrClosed            an operation on a closed store                      persist.ErrClosed
 //
 // An operation on a store whose region was closed returns an error
 // wrapping persist.ErrClosed. Nothing panics on input or on the contents

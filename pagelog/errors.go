@@ -32,9 +32,8 @@ var (
 	// ErrNoStore is returned by Open for an area that holds nothing: no
 	// superblock and no data, or a Create that did not finish. It is
 	// never returned for an area whose superblock was damaged over a store
-	// (that is ErrCorrupt). It matches ErrBadFormat (and so
-	// persist.ErrBadFormat).
-	ErrNoStore = persist.NewError("pagelog: no store here", ErrBadFormat)
+	// (that is ErrCorrupt). It matches persist.ErrEmpty.
+	ErrNoStore = persist.NewError("pagelog: no store here", persist.ErrEmpty)
 	// ErrPageSize is returned for a page buffer whose length is not the
 	// store's page size, and by Open when Options ask for another page
 	// size than the store has. It matches persist.ErrInvalid.
@@ -49,8 +48,9 @@ var (
 	// mask of the wrong length, a geometry that does not add up). It
 	// matches persist.ErrInvalid.
 	ErrInvalid = persist.NewError("pagelog: invalid argument", persist.ErrInvalid)
-	// ErrClosed is returned by every operation after Close.
-	ErrClosed = errors.New("pagelog: store is closed")
+	// ErrClosed is returned by every operation after Close. It matches
+	// persist.ErrClosed.
+	ErrClosed = persist.NewError("pagelog: store is closed", persist.ErrClosed)
 	// ErrReadOnly is returned for a write to a store whose region is mapped
 	// read-only, by Create on such a region, and by Open when recovery has
 	// to write (micro-log lines to replay, a torn page to repair, a

@@ -287,7 +287,7 @@ func (s *Store) replayLogs() error {
 			return logError(l, err)
 		}
 		ln.log = wl
-		if h := wl.Recovered().Header; h != "" {
+		if h := wl.Recovery().Header; h != "" {
 			s.rec.Logs = append(s.rec.Logs, fmt.Sprintf("the micro log of lane %d (%s)", l, h))
 		}
 		n, err := s.readLog(l, &lg, mask)

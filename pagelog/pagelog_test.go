@@ -309,7 +309,8 @@ func TestBadInput(t *testing.T) {
 
 	// Open: no store, or not the one asked for.
 	_, err = pagelog.Open(anon(t, 1<<16), nil)
-	require.ErrorIs(t, err, pagelog.ErrBadFormat)
+	require.ErrorIs(t, err, pagelog.ErrNoStore)
+	require.ErrorIs(t, err, persist.ErrEmpty)
 	require.NoError(t, s.Close())
 	_, err = pagelog.Open(r, &pagelog.Options{PageSize: 16384})
 	require.ErrorIs(t, err, pagelog.ErrPageSize)

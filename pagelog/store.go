@@ -99,7 +99,7 @@ type Recovery struct {
 	// two copies and rewrote from the other ("" when both were sound).
 	Superblock string
 	// Logs says, for each micro log whose header walog repaired from its
-	// copy, which lane and what (walog's Recovered().Header).
+	// copy, which lane and what (walog's Recovery().Header).
 	Logs []string
 }
 

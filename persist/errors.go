@@ -24,8 +24,15 @@ var (
 	// Mark an error with Corruptf or MarkCorrupt; define a package's
 	// corruption sentinel with NewError("pkg: ...", ErrCorrupt).
 	ErrCorrupt = errors.New("persist: corrupt persistent data")
-	// ErrClosed is returned by every operation on a closed region.
+	// ErrClosed is returned by every operation on a closed region, and
+	// every structure's closed-handle error matches it.
 	ErrClosed = errors.New("persist: region is closed")
+	// ErrEmpty marks an area that holds no structure: zeros where the
+	// header would be, or what a crash inside a Create leaves. Every
+	// structure's "nothing here" error (walog.ErrNoLog, pagelog.ErrNoStore,
+	// cow.ErrNoArray, fam.ErrNoArray, fptree.ErrNoTree) matches it. It is
+	// neither corruption nor another kind (ErrBadFormat).
+	ErrEmpty = errors.New("persist: no structure here")
 	// ErrRange is returned when a range or offset lies outside the region.
 	ErrRange = errors.New("persist: range outside the region")
 	// ErrReadOnly is returned for a write to a region mapped read-only.

@@ -208,7 +208,7 @@ func runCampaign(t *testing.T, seed uint64, trials int, crashed bool) campaignRe
 			continue
 		}
 		got, err := readAll(l)
-		rep := l.Recovered()
+		rep := l.Recovery()
 		l.Close()
 		if err != nil {
 			res.add("wrong", what+": iterator: "+err.Error())

@@ -73,7 +73,7 @@ func TestCorruptMiddle(t *testing.T) {
 
 				l, err = walog.Open(r, &walog.Options{Salvage: true})
 				require.NoError(t, err)
-				rep := l.Recovered()
+				rep := l.Recovery()
 				require.True(t, rep.Salvaged)
 				require.ErrorIs(t, rep.Stop, persist.ErrCorrupt)
 				require.Equal(t, at, rep.StopOffset)
@@ -145,7 +145,7 @@ func TestFlipSweep(t *testing.T) {
 						case len(got) > len(want) || !slicesEqualEntries(got, want[:len(got)]):
 							wrong++
 							if !raw {
-								t.Errorf("flip %#x at %d: wrong data returned: %v", x, off, l.Recovered())
+								t.Errorf("flip %#x at %d: wrong data returned: %v", x, off, l.Recovery())
 							}
 						case len(got) < len(want):
 							lost++
@@ -153,7 +153,7 @@ func TestFlipSweep(t *testing.T) {
 								lostEarly++
 							}
 							if off < last && !raw {
-								t.Errorf("flip %#x at %d: entries from %d dropped as a torn tail: %v", x, off, len(got), l.Recovered())
+								t.Errorf("flip %#x at %d: entries from %d dropped as a torn tail: %v", x, off, len(got), l.Recovery())
 							}
 						default:
 							harmless++
@@ -188,7 +188,7 @@ func slicesEqualEntries(a, b []entry) bool {
 // its two copies or in both: each flip is caught by the word's check, so
 // a flipped floor cannot discard the entries or a flipped pass hide them.
 // With one copy hit, Open reads the header from the other and rewrites
-// the damaged one (Recovered().Header says so); with both hit it reports
+// the damaged one (Recovery().Header says so); with both hit it reports
 // corruption and writes nothing.
 func TestHeaderWordFlip(t *testing.T) {
 	for _, f := range formats {
@@ -223,7 +223,7 @@ func TestHeaderWordFlip(t *testing.T) {
 					}
 					require.NoError(t, err, "%s: bit %d of header byte %d in the %s", f, b, off, which)
 					require.Equal(t, want, all(t, l))
-					rep := l.Recovered()
+					rep := l.Recovery()
 					require.NotEmpty(t, rep.Header, "%s: bit %d of byte %d in the %s", f, b, off, which)
 					require.True(t, rep.Closed)
 					require.NoError(t, l.Check(), "both copies rewritten")
@@ -235,7 +235,7 @@ func TestHeaderWordFlip(t *testing.T) {
 		mem[3] ^= 0x10 // the magic, in an otherwise sound header: the copy holds
 		l, err := walog.Open(r, nil)
 		require.NoError(t, err)
-		require.Contains(t, l.Recovered().Header, "magic")
+		require.Contains(t, l.Recovery().Header, "magic")
 		require.NoError(t, l.Close())
 		mem[3] ^= 0x10
 		mem[walog.BlockSize+3] ^= 0x10
@@ -351,7 +351,7 @@ func TestReadOnly(t *testing.T) {
 			l.Close() // a restart: the old handle goes first
 			l = mustOpen(t, rw, nil)
 			require.Equal(t, want, all(t, l))
-			require.Positive(t, l.Recovered().Scrubbed)
+			require.Positive(t, l.Recovery().Scrubbed)
 			require.NoError(t, rw.Close())
 		})
 	}
@@ -375,7 +375,7 @@ func TestMaxBatch(t *testing.T) {
 		require.ErrorIs(t, err, walog.ErrTooLarge)
 		require.Equal(t, 2, l.Stats().Entries)
 		_, err = walog.Open(r, &walog.Options{MaxBatch: mb + 8})
-		require.ErrorIs(t, err, walog.ErrBadFormat)
+		require.ErrorIs(t, err, walog.ErrInvalid)
 		l.Close() // a restart: the old handle goes first
 		l = mustOpen(t, r, &walog.Options{MaxBatch: mb})
 		require.Equal(t, 2, l.Stats().Entries)
@@ -404,7 +404,7 @@ func TestSetReport(t *testing.T) {
 	s.Close() // a restart: the old handle goes first
 	s, err = walog.OpenSet(parts, nil)
 	require.NoError(t, err)
-	rep := s.Recovered()[1]
+	rep := s.Recovery()[1]
 	require.Equal(t, 1, rep.Member)
 	require.Equal(t, 3, rep.Members)
 	require.Equal(t, uint64(2), rep.FirstSeq)
@@ -417,7 +417,7 @@ func TestSetReport(t *testing.T) {
 	t.Log(str)
 
 	l := mustCreate(t, anon(t, 64<<10), nil)
-	require.Equal(t, -1, l.Recovered().Member)
+	require.Equal(t, -1, l.Recovery().Member)
 }
 
 // TestStrayFreeSpace: bytes damaged in free space far past the tail, where

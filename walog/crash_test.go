@@ -177,7 +177,7 @@ func crashLog(o walog.Options, ops []crashOp) (func(*crash.Run) error, func(*cra
 				if l, err = walog.Open(w.Reopen("log"), &opts); err != nil {
 					return fmt.Errorf("op %d: %w", i, err)
 				}
-				if rep := l.Recovered(); rep.Entries != len(m.state) || rep.Stop != nil || rep.Scrubbed != 0 {
+				if rep := l.Recovery(); rep.Entries != len(m.state) || rep.Stop != nil || rep.Scrubbed != 0 {
 					return fmt.Errorf("op %d: clean reopen: %v", i, rep)
 				}
 			}
@@ -195,7 +195,7 @@ func crashLog(o walog.Options, ops []crashOp) (func(*crash.Run) error, func(*cra
 			}
 			return fmt.Errorf("open: %w", err)
 		}
-		rep := l.Recovered()
+		rep := l.Recovery()
 		if rep.Stop != nil && !errors.Is(rep.Stop, persist.ErrCorrupt) {
 			return fmt.Errorf("report: stop %v does not wrap ErrCorrupt", rep.Stop)
 		}
@@ -489,7 +489,7 @@ func TestCrashSalvage(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if rep := l.Recovered(); !rep.Salvaged || rep.Entries != bad {
+				if rep := l.Recovery(); !rep.Salvaged || rep.Entries != bad {
 					return fmt.Errorf("salvage: %v", rep)
 				}
 				return nil

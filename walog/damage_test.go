@@ -72,14 +72,14 @@ func TestZeroedHeader(t *testing.T) {
 				}
 				require.NoError(t, err)
 				require.Equal(t, want, all(t, l))
-				rep := l.Recovered()
+				rep := l.Recovery()
 				require.Contains(t, rep.Header, "zero magic")
 				require.True(t, rep.Closed)
 				t.Log(rep)
 				require.NoError(t, l.Check(), "both copies are whole again")
 				require.NoError(t, l.Close())
 				l = mustOpen(t, r, nil)
-				require.Empty(t, l.Recovered().Header, "nothing left to repair")
+				require.Empty(t, l.Recovery().Header, "nothing left to repair")
 				require.Equal(t, want, all(t, l))
 			})
 		}
@@ -142,7 +142,7 @@ func TestCleanShutdown(t *testing.T) {
 				require.NoError(t, err, "a crashed log cannot tell the end wiped out from a log that ended there")
 				got = all(t, l)
 				require.Equal(t, want2[:len(got)], got)
-				require.False(t, l.Recovered().Closed)
+				require.False(t, l.Recovery().Closed)
 				require.NoError(t, l.Close())
 			})
 		}
@@ -191,20 +191,20 @@ func TestLaterAppendIndex(t *testing.T) {
 	}
 }
 
-// TestRecovered: Recovered describes what Open found and stays so while
+// TestRecovery: Recovery describes what Open found and stays so while
 // the log goes on (Stats is the log now); a log from Create has recovered
 // nothing.
-func TestRecovered(t *testing.T) {
+func TestRecovery(t *testing.T) {
 	r, want := damagedLog(t, walog.PopLog)
 	l := mustOpen(t, r, nil)
 	_, err := l.Append([]byte("one more"))
 	require.NoError(t, err)
-	rep := l.Recovered()
+	rep := l.Recovery()
 	require.Equal(t, len(want), rep.Entries, "what Open found")
 	require.Equal(t, uint64(len(want)+1), rep.NextSeq)
 	require.True(t, rep.Closed)
 	require.Equal(t, len(want)+1, l.Stats().Entries, "the log now")
 	require.Contains(t, rep.String(), fmt.Sprintf("%d entries", len(want)))
 	l2 := mustCreate(t, anon(t, 64<<10), nil)
-	require.Zero(t, l2.Recovered().Entries)
+	require.Zero(t, l2.Recovery().Entries)
 }

@@ -51,11 +51,11 @@
 //
 // A crash tears only the append in flight, at the end of the log; media
 // damage can hit anywhere, and Open tells them apart (the rules are in
-// recover.go): what passes for a torn append is dropped (Recovered().Stop
+// recover.go): what passes for a torn append is dropped (Recovery().Stop
 // says which entry and why); anything else is ErrCorrupt, and Open writes
 // nothing. Options.Salvage opens such a log anyway, cut before the damage.
 // The header is kept twice (the header and its copy, in the next 256-byte
-// block): damage to one copy is repaired from the other (Recovered().Header
+// block): damage to one copy is repaired from the other (Recovery().Header
 // says what was wrong), damage to both is ErrCorrupt. What media damage
 // can do without being reported, on checksummed logs:
 //
@@ -130,17 +130,18 @@
 //	error        means                                                    also matches
 //	ErrEmpty     an entry of zero bytes                                   persist.ErrInvalid
 //	ErrTooLarge  an entry over MaxEntry, a batch over MaxBatch            persist.ErrInvalid
-//	ErrInvalid   bad options, offsets or arguments                        persist.ErrInvalid
+//	ErrInvalid   bad options, offsets or arguments; Options that          persist.ErrInvalid
+//	             contradict the log's format or geometry at Open
 //	ErrFull      no room, and the log does not wrap
-//	ErrNoLog     the area holds nothing, or a Create that did not finish  persist.ErrBadFormat
-//	ErrBadFormat another kind of structure, another format version, or a persist.ErrBadFormat
-//	             log of another format or geometry than Options ask
+//	ErrNoLog     the area holds nothing, or a Create that did not finish  persist.ErrEmpty
+//	ErrBadFormat another kind of structure, another format version        persist.ErrBadFormat
 //	ErrCorrupt   damaged persistent bytes (poisoned: also a               persist.ErrCorrupt
 //	             *persist.MediaError, persist.ErrMedia)
-//	ErrTooSmall  the region is shorter than the log its header describes  persist.ErrTooSmall
+//	ErrTooSmall  the region is shorter than the log its header describes, persist.ErrTooSmall
+//	             or than the log Create is asked for
 //	ErrReadOnly  a write (or a recovery that must write) on a read-only   persist.ErrReadOnly
 //	             region
-//	ErrClosed    an operation on a closed log
+//	ErrClosed    an operation on a closed log                             persist.ErrClosed
 //	ErrChanged   an iterator whose log was reset or truncated under it
 //
 // An operation on a log whose region was closed returns an error wrapping

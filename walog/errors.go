@@ -12,7 +12,7 @@ import (
 // error of package persist, returned as it is), so callers test with
 // errors.Is. The sentinels of braid's common vocabulary match persist's
 // too: errors.Is(err, persist.ErrCorrupt) holds for ErrCorrupt, and so on
-// for ErrBadFormat, ErrNoLog (persist.ErrBadFormat), ErrInvalid, ErrEmpty,
+// for ErrBadFormat, ErrNoLog (persist.ErrEmpty), ErrInvalid, ErrEmpty,
 // ErrTooLarge (persist.ErrInvalid), ErrTooSmall and ErrReadOnly.
 var (
 	// ErrEmpty is returned by Append and AppendBatch for an entry of zero
@@ -24,8 +24,9 @@ var (
 	// ErrFull is returned by Append and AppendBatch when the entry does not
 	// fit in the space left and the log does not wrap (Options.Wrap).
 	ErrFull = errors.New("walog: log is full")
-	// ErrClosed is returned by every operation on a closed log or set.
-	ErrClosed = errors.New("walog: log is closed")
+	// ErrClosed is returned by every operation on a closed log or set. It
+	// matches persist.ErrClosed.
+	ErrClosed = persist.NewError("walog: log is closed", persist.ErrClosed)
 	// ErrInvalid is returned for bad options, offsets and arguments.
 	ErrInvalid = persist.NewError("walog: invalid argument", persist.ErrInvalid)
 	// ErrTooSmall is returned when the region is shorter than the log its
@@ -37,8 +38,8 @@ var (
 	// ErrNoLog is returned by Open when the area holds nothing: no header
 	// and no data, or a Create that did not finish. It is never returned
 	// for an area whose header is damaged over a live log (that is
-	// ErrCorrupt).
-	ErrNoLog = persist.NewError("walog: no log here", persist.ErrBadFormat)
+	// ErrCorrupt). It matches persist.ErrEmpty.
+	ErrNoLog = persist.NewError("walog: no log here", persist.ErrEmpty)
 	// ErrBadFormat is returned by Open for a header that is not a walog
 	// header (another kind of structure, or no braid structure), a format
 	// version this build does not read, and a log whose format or geometry

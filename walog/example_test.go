@@ -32,7 +32,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(l.Recovered())
+	fmt.Println(l.Recovery())
 	it := l.Iter()
 	for it.Next() {
 		fmt.Printf("%d %s\n", it.Seq(), it.Entry())

@@ -116,7 +116,7 @@ func FuzzOpen(f *testing.F) {
 			require.Equal(t, before, mem, "Open that reports corruption must not write")
 			l, err = Open(r, &Options{Salvage: true})
 			require.NoError(t, err)
-			require.True(t, l.Recovered().Salvaged)
+			require.True(t, l.Recovery().Salvaged)
 		}
 		offs, seqs, datas := entriesAt(t, l)
 		require.Equal(t, len(offs), l.count)
@@ -135,7 +135,7 @@ func FuzzOpen(f *testing.F) {
 		l.Close() // a restart: the old handle goes first
 		l, err = Open(r, nil)
 		require.NoError(t, err)
-		rep := l.Recovered()
+		rep := l.Recovery()
 		require.Zero(t, rep.Scrubbed, "%v", rep)
 		require.NoError(t, rep.Stop)
 		o2, s2, d2 := entriesAt(t, l)
@@ -238,8 +238,8 @@ func FuzzTorn(f *testing.F) {
 				got = append(got, bytes.Clone(it.Entry()))
 			}
 			require.NoError(t, it.Err())
-			require.GreaterOrEqual(t, len(got), len(acked), "acknowledged entries lost: %v", l.Recovered())
-			require.LessOrEqual(t, len(got), len(acked)+len(inflight), "%v", l.Recovered())
+			require.GreaterOrEqual(t, len(got), len(acked), "acknowledged entries lost: %v", l.Recovery())
+			require.LessOrEqual(t, len(got), len(acked)+len(inflight), "%v", l.Recovery())
 			for i := range acked {
 				require.Equal(t, acked[i], got[i], "entry %d", i)
 			}
@@ -266,7 +266,7 @@ func FuzzTorn(f *testing.F) {
 			return
 		}
 		check(again)
-		require.NoError(t, l.CheckFree(), fmt.Sprint(l.Recovered()))
+		require.NoError(t, l.CheckFree(), fmt.Sprint(l.Recovery()))
 	})
 }
 

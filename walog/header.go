@@ -396,19 +396,20 @@ func firstNonZero(b []byte) int {
 	return -1
 }
 
-// match checks the options a caller gave Open against the header.
+// match checks the options a caller gave Open against the header: a
+// contradiction is ErrInvalid (the options are wrong, the log is sound).
 func (h *header) match(o *Options) error {
 	switch {
 	case o.Format != 0 && o.Format != h.format:
-		return fmt.Errorf("%w: the log is %s, Options.Format asks %s", ErrBadFormat, h.format, o.Format)
+		return fmt.Errorf("%w: the log is %s, Options.Format asks %s", ErrInvalid, h.format, o.Format)
 	case o.Size != 0 && o.Size != h.size:
-		return fmt.Errorf("%w: the log is %d bytes, Options.Size asks %d", ErrBadFormat, h.size, o.Size)
+		return fmt.Errorf("%w: the log is %d bytes, Options.Size asks %d", ErrInvalid, h.size, o.Size)
 	case o.MaxEntry != 0 && o.MaxEntry != h.maxEntry:
-		return fmt.Errorf("%w: the log's MaxEntry is %d, Options.MaxEntry asks %d", ErrBadFormat, h.maxEntry, o.MaxEntry)
+		return fmt.Errorf("%w: the log's MaxEntry is %d, Options.MaxEntry asks %d", ErrInvalid, h.maxEntry, o.MaxEntry)
 	case o.Align != 0 && o.Align != h.align:
-		return fmt.Errorf("%w: the log's entries are %d-byte aligned, Options.Align asks %d", ErrBadFormat, h.align, o.Align)
+		return fmt.Errorf("%w: the log's entries are %d-byte aligned, Options.Align asks %d", ErrInvalid, h.align, o.Align)
 	case o.MaxBatch != 0 && o.MaxBatch != h.maxBatch:
-		return fmt.Errorf("%w: the log's MaxBatch is %d, Options.MaxBatch asks %d", ErrBadFormat, h.maxBatch, o.MaxBatch)
+		return fmt.Errorf("%w: the log's MaxBatch is %d, Options.MaxBatch asks %d", ErrInvalid, h.maxBatch, o.MaxBatch)
 	}
 	return nil
 }

@@ -201,16 +201,16 @@ func (l *Log) storeMagics(m uint64) error {
 // valid entries, completes a Reset a crash interrupted, and makes clean
 // (zero, or invalid for RAWL) every byte past the last valid entry that a
 // crashed append may have written, so that a later append torn by another
-// crash cannot be completed by stale bytes. Recovered says what it found.
+// crash cannot be completed by stale bytes. Recovery says what it found.
 //
 // An area that holds nothing (or a Create that did not finish) is
 // ErrNoLog, another kind of structure or another format version
 // ErrBadFormat. The header is read from whichever of its two copies is
-// sound, and a damaged copy rewritten from the other (Recovered().Header);
+// sound, and a damaged copy rewritten from the other (Recovery().Header);
 // both damaged is ErrCorrupt. A log closed cleanly must end exactly at the
 // tail Close recorded; Open clears that record before the log takes
 // appends. An append torn by a crash is not an error: it ends the log, and
-// Recovered().Stop describes it. Damage a crash cannot cause — an entry
+// Recovery().Stop describes it. Damage a crash cannot cause — an entry
 // whose bits were flipped in place, data after the end of the log beyond
 // what the append a crash interrupted could have written, or a closed
 // log's entries ending before its recorded tail — is ErrCorrupt, and Open
@@ -383,10 +383,10 @@ func (l *Log) Member() int {
 	return l.member
 }
 
-// Recovered returns what Open found and repaired, as it was when Open
+// Recovery returns what Open found and repaired, as it was when Open
 // returned (for a log from Create: an empty log); Stats describes the log
 // now.
-func (l *Log) Recovered() Recovery {
+func (l *Log) Recovery() Recovery {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.rec

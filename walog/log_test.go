@@ -37,7 +37,7 @@ func TestAppendReopen(t *testing.T) {
 
 				l.Close() // a restart: the old handle goes first
 				l = mustOpen(t, r, &walog.Options{Format: f})
-				rep := l.Recovered()
+				rep := l.Recovery()
 				require.Equal(t, 300, rep.Entries, "%v", rep)
 				require.NoError(t, rep.Stop)
 				require.Zero(t, rep.Scrubbed)
@@ -100,10 +100,14 @@ func TestBadInput(t *testing.T) {
 		{Format: 9}, {Offset: 100}, {Size: 300}, {Size: 256}, {MaxEntry: -1},
 		{MaxEntry: walog.MaxEntryLimit + 1}, {Align: 16}, {Chunk: -1},
 		{Checkpoint: func(*walog.Log) error { return nil }},
-		{Offset: 128 << 10}, {Size: 128 << 10}, {MaxEntry: 64 << 10},
+		{MaxEntry: 64 << 10},
 	} {
 		_, err := walog.Create(r, o)
 		require.ErrorIs(t, err, walog.ErrInvalid, "%+v", o)
+	}
+	for _, o := range []*walog.Options{{Offset: 128 << 10}, {Size: 128 << 10}} {
+		_, err := walog.Create(r, o)
+		require.ErrorIs(t, err, walog.ErrTooSmall, "an area past the region: %+v", o)
 	}
 	_, err = walog.Create(nil, nil)
 	require.ErrorIs(t, err, walog.ErrInvalid)
@@ -123,12 +127,13 @@ func TestBadInput(t *testing.T) {
 	_, err = walog.Open(r2, nil)
 	require.ErrorIs(t, err, walog.ErrBadFormat)
 
+	// Options that contradict the log: the options are wrong, not the log.
 	_, err = walog.Open(r, &walog.Options{Format: walog.RAWL})
-	require.ErrorIs(t, err, walog.ErrBadFormat)
+	require.ErrorIs(t, err, walog.ErrInvalid)
 	_, err = walog.Open(r, &walog.Options{MaxEntry: 99})
-	require.ErrorIs(t, err, walog.ErrBadFormat)
+	require.ErrorIs(t, err, walog.ErrInvalid)
 	_, err = walog.Open(r, &walog.Options{Align: 64})
-	require.ErrorIs(t, err, walog.ErrBadFormat)
+	require.ErrorIs(t, err, walog.ErrInvalid)
 	_, err = walog.Open(r, &walog.Options{Offset: 256})
 	require.ErrorIs(t, err, walog.ErrBadFormat, "the header's copy is no header")
 	require.ErrorContains(t, err, "copy of the header of a log that starts 256 bytes before")

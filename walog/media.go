@@ -20,7 +20,7 @@ import (
 //   - A poisoned entry ends the valid entries there: Open fails with
 //     ErrCorrupt wrapping the media error, writes nothing, and
 //     Options.Salvage opens the log cut before that entry (its contract:
-//     Recovered().Stop is the media error, everything from StopOffset on
+//     Recovery().Stop is the media error, everything from StopOffset on
 //     is discarded), with the poisoned pages left as they are — a salvage
 //     neither reads nor writes them.
 //   - Free space past the entries that the region knows to be poisoned

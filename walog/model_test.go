@@ -88,7 +88,7 @@ func runModel(t *testing.T, f walog.Format, align int, seed uint64, steps int) {
 		default:
 			require.NoError(t, l.Close())
 			l = mustOpen(t, r, o)
-			rep := l.Recovered()
+			rep := l.Recovery()
 			require.NoError(t, rep.Stop)
 			require.Zero(t, rep.Scrubbed, "%v", rep)
 			require.Equal(t, len(model), rep.Entries)

@@ -211,16 +211,19 @@ func createGeometry(r *persist.Region, o *Options, off, size int) (geometry, err
 	}
 	rs := r.Size()
 	if off > rs {
-		return g, fmt.Errorf("%w: Offset %d is beyond the region's %d bytes", ErrInvalid, off, rs)
+		return g, fmt.Errorf("%w: Offset %d is beyond the region's %d bytes", ErrTooSmall, off, rs)
 	}
 	if g.size == 0 {
 		g.size = (rs - off) &^ (BlockSize - 1)
+		if g.size < MinSize {
+			return g, fmt.Errorf("%w: %d bytes from offset %d: a log needs at least %d", ErrTooSmall, rs-off, off, MinSize)
+		}
 	}
 	if g.size < MinSize {
-		return g, fmt.Errorf("%w: %d bytes from offset %d: a log needs at least %d", ErrInvalid, rs-off, off, MinSize)
+		return g, fmt.Errorf("%w: Size %d: a log needs at least %d", ErrInvalid, g.size, MinSize)
 	}
 	if g.size > rs-off {
-		return g, fmt.Errorf("%w: Size %d at Offset %d exceeds the region's %d bytes", ErrInvalid, g.size, off, rs)
+		return g, fmt.Errorf("%w: Size %d at Offset %d exceeds the region's %d bytes", ErrTooSmall, g.size, off, rs)
 	}
 	body := g.size - HeaderSize
 	fit := maxFitting(g.format, body)

@@ -131,7 +131,7 @@ func (h *poisonHist) check(off int) func(*crash.Image) error {
 				return fmt.Errorf("salvaging open: %w", err)
 			}
 			defer l.Close()
-			rec := l.Recovered()
+			rec := l.Recovery()
 			if !rec.Salvaged || structtest.MediaIn(rec.Stop, bad) != nil {
 				return fmt.Errorf("salvaged open: %v", rec)
 			}
@@ -143,7 +143,7 @@ func (h *poisonHist) check(off int) func(*crash.Image) error {
 		defer l.Close()
 		if hit < len(h.acked) {
 			if !img.InRecovery() {
-				return fmt.Errorf("open succeeded over the poisoned entry %d (%v): %v", hit, bad, l.Recovered())
+				return fmt.Errorf("open succeeded over the poisoned entry %d (%v): %v", hit, bad, l.Recovery())
 			}
 			// A salvage below, crashed after it cut the log.
 			if err := h.entries(l, h.acked[:hit], nil, bad, true); err != nil {
@@ -350,7 +350,7 @@ func TestPoisonSet(t *testing.T) {
 	s, err = walog.OpenSet(parts, &walog.Options{Salvage: true})
 	require.NoError(t, err)
 	defer s.Close()
-	rec := s.Recovered()
+	rec := s.Recovery()
 	require.False(t, rec[0].Salvaged)
 	require.Equal(t, 100, rec[0].Entries)
 	require.True(t, rec[1].Salvaged)

@@ -209,11 +209,11 @@ func (s *Set) Log(i int) *Log { return s.logs[i] }
 // NextSeq returns the sequence number the next append to any member gets.
 func (s *Set) NextSeq() uint64 { return s.next.Load() }
 
-// Recovered returns what OpenSet found in each member (Log.Recovered).
-func (s *Set) Recovered() []Recovery {
+// Recovery returns what OpenSet found in each member (Log.Recovery).
+func (s *Set) Recovery() []Recovery {
 	r := make([]Recovery, len(s.logs))
 	for i, l := range s.logs {
-		r[i] = l.Recovered()
+		r[i] = l.Recovery()
 	}
 	return r
 }

@@ -130,7 +130,7 @@ func TestSetBadInput(t *testing.T) {
 	_, err = walog.OpenSet([]walog.Part{parts[1], parts[0]}, nil)
 	require.ErrorIs(t, err, walog.ErrBadFormat, "members swapped")
 	_, err = walog.OpenSet(parts, &walog.Options{Format: walog.Classic})
-	require.ErrorIs(t, err, walog.ErrBadFormat)
+	require.ErrorIs(t, err, walog.ErrInvalid)
 
 	r2 := anon(t, 64<<10)
 	other, err := walog.Split(r2, 2)
@@ -361,7 +361,7 @@ func TestSetMember(t *testing.T) {
 			require.NoError(t, err)
 			check(s)
 			require.Equal(t, uint64(32), s.NextSeq())
-			for _, rep := range s.Recovered() {
+			for _, rep := range s.Recovery() {
 				require.NoError(t, rep.Stop)
 				require.Equal(t, uint64(32), rep.NextSeq)
 			}

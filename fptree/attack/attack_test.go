@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/braid-pm/braid/fptree"
-	"github.com/braid-pm/braid/internal/structtest/kinds"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -43,19 +42,6 @@ func TestLimits(t *testing.T) {
 			return err
 		})
 		try(t, "open", func() error { _, err := fptree.Open(r, &o); return err })
-	}
-}
-
-func TestKinds(t *testing.T) {
-	for _, b := range kinds.Builders {
-		r, _ := persist.Anonymous(1<<20, nil)
-		c, err := b.Build(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c()
-		try(t, b.Name, func() error { _, err := fptree.Open(r, nil); return err })
-		try(t, b.Name+"+64", func() error { _, err := fptree.Open(r, &fptree.Options{Offset: 64}); return err })
 	}
 }
 
