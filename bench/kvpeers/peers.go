@@ -51,7 +51,7 @@ func Open(engine, dir string, o Options) (ycsb.DB, ycsb.Info, error) {
 			return nil, info, err
 		}
 		info.Durability = "fence per batch, PMem path (tmpfs)"
-		return ycsb.KV(s), info, nil
+		return kvAdapter(s), info, nil
 	case "badger":
 		db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil))
 		if err != nil {

@@ -1,15 +1,16 @@
-package ycsb
+package kvpeers
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/braid-pm/braid/internal/ycsb"
 	"github.com/braid-pm/braid/kv"
 )
 
-// KV adapts a kv.Store to DB: the adapter of braid's own engine, used by
-// pmkv bench and bench/kvpeers alike.
-func KV(s *kv.Store) DB { return kvDB{s} }
+// kvAdapter adapts a kv.Store to the YCSB driver's DB: braid's own engine
+// beside the peers' adapters (the driver, below kv, does not import it).
+func kvAdapter(s *kv.Store) ycsb.DB { return kvDB{s} }
 
 type kvDB struct{ s *kv.Store }
 
@@ -18,7 +19,7 @@ func (d kvDB) Put(key, value []byte) error { return d.s.Put(key, value) }
 func (d kvDB) Get(key []byte) ([]byte, error) {
 	v, err := d.s.Get(key)
 	if errors.Is(err, kv.ErrNotFound) {
-		return nil, fmt.Errorf("%w (%w)", ErrNotFound, err)
+		return nil, fmt.Errorf("%w (%w)", ycsb.ErrNotFound, err)
 	}
 	return v, err
 }
@@ -32,7 +33,7 @@ func (d kvDB) Scan(from []byte, n int, fn func(key, value []byte) bool) error {
 		return fn(k, v) && seen < n
 	})
 	if errors.Is(err, kv.ErrNoOrder) {
-		return fmt.Errorf("%w (%w)", ErrNoScan, err)
+		return fmt.Errorf("%w (%w)", ycsb.ErrNoScan, err)
 	}
 	return err
 }
