@@ -186,27 +186,9 @@ func (e *emitter) emit(entries []uint64, n int64) error {
 				offs[c] = bytes
 			}
 			if c == 0 {
-				// One record larger than the write buffer: copy it directly.
-				if e.overlap {
-					e.free[e.cur] <- struct{}{}
-					e.drain()
-				}
-				ent := entries[done*w:]
-				p := int64(l.ptr(ent))
-				sz := int64(l.k+klvHeader) + int64(l.vlen(ent))
-				j.ph.start(e.writePh)
-				if e.gate != nil {
-					e.gate.Lock()
-				}
-				err := e.out.Put(e.off, e.src[p:p+sz])
-				if e.gate != nil {
-					e.gate.Unlock()
-				}
-				j.ph.stop()
-				if err != nil {
+				if err := e.emitLarge(entries[done*w:]); err != nil {
 					return err
 				}
-				e.advance(sz)
 				done++
 				continue
 			}
@@ -236,6 +218,33 @@ func (e *emitter) emit(entries []uint64, n int64) error {
 		}
 		done += c
 	}
+	return nil
+}
+
+// emitLarge writes the KLV record of entry ent, larger than the write
+// buffer, straight from the input to the output.
+func (e *emitter) emitLarge(ent []uint64) error {
+	j := e.j
+	l := &j.l
+	if e.overlap {
+		e.free[e.cur] <- struct{}{}
+		e.drain()
+	}
+	p := int64(l.ptr(ent))
+	sz := int64(l.k+klvHeader) + int64(l.vlen(ent))
+	j.ph.start(e.writePh)
+	if e.gate != nil {
+		e.gate.Lock()
+	}
+	err := e.out.Put(e.off, e.src[p:p+sz])
+	if e.gate != nil {
+		e.gate.Unlock()
+	}
+	j.ph.stop()
+	if err != nil {
+		return err
+	}
+	e.advance(sz)
 	return nil
 }
 

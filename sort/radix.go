@@ -89,21 +89,7 @@ func (x *indexer) build(ctx context.Context, s *source, idx, scratch []uint64) e
 	nb := 1 << db
 	wide := l.wide() && !x.generic
 
-	// Partition the run among the readers: pt.off is the first record
-	// index (fixed) or byte offset (KLV); start is the entry index.
-	parts := s.parts
-	if parts == nil {
-		p := int64(max(1, x.readers))
-		p = max(1, min(p, s.n))
-		for i := int64(0); i < p; i++ {
-			lo, hi := s.n*i/p, s.n*(i+1)/p
-			parts = append(parts, klvPart{off: s.first + lo, n: hi - lo})
-		}
-	}
-	starts := make([]int64, len(parts)+1)
-	for i, pt := range parts {
-		starts[i+1] = starts[i] + pt.n
-	}
+	parts, starts := x.partition(s)
 	hists := make([][]uint32, len(parts))
 	for i := range parts {
 		hists[i] = x.histFor(i, nb)
@@ -134,18 +120,7 @@ func (x *indexer) build(ctx context.Context, s *source, idx, scratch []uint64) e
 		return err
 	}
 	x.ph.start(phRunSort)
-	// Bucket starts, and each partition's write cursor inside each bucket.
-	bounds := make([]int64, nb+1)
-	var sum int64
-	for d := 0; d < nb; d++ {
-		bounds[d] = sum
-		for pi := range parts {
-			c := int64(hists[pi][d])
-			hists[pi][d] = uint32(sum)
-			sum += c
-		}
-	}
-	bounds[nb] = sum
+	bounds := bucketBounds(hists, nb)
 	if scratch != nil {
 		err = sortio.ParallelChunks(ctx, x.readers, len(parts), func(pi int) error {
 			scatterEntries(l, scratch[starts[pi]*w:starts[pi+1]*w], idx, hists[pi], 64-db, wide)
@@ -164,6 +139,44 @@ func (x *indexer) build(ctx context.Context, s *source, idx, scratch []uint64) e
 		}
 	}
 	return err
+}
+
+// partition divides the run among the readers: pt.off is the first record
+// index (fixed) or byte offset (KLV); starts[i] is part i's first entry
+// index, starts[len(parts)] the run's entries.
+func (x *indexer) partition(s *source) (parts []klvPart, starts []int64) {
+	parts = s.parts
+	if parts == nil {
+		p := int64(max(1, x.readers))
+		p = max(1, min(p, s.n))
+		for i := int64(0); i < p; i++ {
+			lo, hi := s.n*i/p, s.n*(i+1)/p
+			parts = append(parts, klvPart{off: s.first + lo, n: hi - lo})
+		}
+	}
+	starts = make([]int64, len(parts)+1)
+	for i, pt := range parts {
+		starts[i+1] = starts[i] + pt.n
+	}
+	return parts, starts
+}
+
+// bucketBounds turns the partitions' first-digit counts into the buckets'
+// starts (nb+1 of them, the last the total) and each partition's write
+// cursor inside each bucket (in hists, in place).
+func bucketBounds(hists [][]uint32, nb int) []int64 {
+	bounds := make([]int64, nb+1)
+	var sum int64
+	for d := 0; d < nb; d++ {
+		bounds[d] = sum
+		for pi := range hists {
+			c := int64(hists[pi][d])
+			hists[pi][d] = uint32(sum)
+			sum += c
+		}
+	}
+	bounds[nb] = sum
+	return bounds
 }
 
 // unsorted returns the index of the first entry whose key is smaller than
@@ -356,27 +369,8 @@ func sortBuckets(ctx context.Context, l *layout, idx, scratch []uint64, bounds [
 	if splitAt > 0 {
 		big = splitAt
 	}
-	q := &taskQueue{}
+	q := &taskQueue{tasks: groupBuckets(bounds, big, bit)}
 	q.cond = sync.NewCond(&q.mu)
-	// Group small neighbouring buckets into tasks of ~big/4 entries.
-	nb := len(bounds) - 1
-	for b := 0; b < nb; {
-		size := bounds[b+1] - bounds[b]
-		if size > big {
-			q.tasks = append(q.tasks, sortTask{lo: bounds[b], hi: bounds[b+1], bit: bit})
-			b++
-			continue
-		}
-		e := b
-		for e < nb && bounds[e+1]-bounds[b] <= big/4 && bounds[e+1]-bounds[e] <= big {
-			e++
-		}
-		if e == b {
-			e = b + 1
-		}
-		q.tasks = append(q.tasks, sortTask{b0: b, b1: e, bit: bit})
-		b = e
-	}
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
 	var firstErr error
@@ -406,34 +400,67 @@ func sortBuckets(ctx context.Context, l *layout, idx, scratch []uint64, bounds [
 					}
 					return rs.own
 				}
-				switch {
-				case task.b1 > task.b0:
-					for b := task.b0; b < task.b1; b++ {
-						lo, hi := bounds[b], bounds[b+1]
-						rs.sort(idx[lo*w:hi*w], tmpOf(lo, hi), task.bit)
-					}
-				case task.hi-task.lo > big:
-					// One radix pass here; the sub-buckets become tasks.
-					a := idx[task.lo*w : task.hi*w]
-					ends, next := rs.level(a, tmpOf(task.lo, task.hi), task.bit)
-					lo := int64(0)
-					for _, e := range ends {
-						hi := int64(e)
-						switch {
-						case hi-lo > insertionMax:
-							q.push(sortTask{lo: task.lo + lo, hi: task.lo + hi, bit: next})
-						case hi-lo > 1:
-							rs.insertion(a[lo*w : hi*w])
-						}
-						lo = hi
-					}
-				default:
-					rs.sort(idx[task.lo*w:task.hi*w], tmpOf(task.lo, task.hi), task.bit)
-				}
+				rs.run(q, task, idx, bounds, big, tmpOf)
 				q.done()
 			}
 		}()
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// groupBuckets makes the tasks of the buckets between bounds: a bucket
+// over big entries alone, small neighbouring buckets grouped into tasks of
+// about big/4 entries.
+func groupBuckets(bounds []int64, big int64, bit uint) []sortTask {
+	var tasks []sortTask
+	nb := len(bounds) - 1
+	for b := 0; b < nb; {
+		size := bounds[b+1] - bounds[b]
+		if size > big {
+			tasks = append(tasks, sortTask{lo: bounds[b], hi: bounds[b+1], bit: bit})
+			b++
+			continue
+		}
+		e := b
+		for e < nb && bounds[e+1]-bounds[b] <= big/4 && bounds[e+1]-bounds[e] <= big {
+			e++
+		}
+		if e == b {
+			e = b + 1
+		}
+		tasks = append(tasks, sortTask{b0: b, b1: e, bit: bit})
+		b = e
+	}
+	return tasks
+}
+
+// run sorts one task of sortBuckets: a group of small buckets, one
+// radix pass over a big one (its sub-buckets pushed to q as tasks), or
+// one bucket whole.
+func (rs *radixSorter) run(q *taskQueue, task sortTask, idx []uint64, bounds []int64, big int64, tmpOf func(lo, hi int64) []uint64) {
+	w := int64(rs.l.w)
+	switch {
+	case task.b1 > task.b0:
+		for b := task.b0; b < task.b1; b++ {
+			lo, hi := bounds[b], bounds[b+1]
+			rs.sort(idx[lo*w:hi*w], tmpOf(lo, hi), task.bit)
+		}
+	case task.hi-task.lo > big:
+		a := idx[task.lo*w : task.hi*w]
+		ends, next := rs.level(a, tmpOf(task.lo, task.hi), task.bit)
+		lo := int64(0)
+		for _, e := range ends {
+			hi := int64(e)
+			switch {
+			case hi-lo > insertionMax:
+				q.push(sortTask{lo: task.lo + lo, hi: task.lo + hi, bit: next})
+			case hi-lo > 1:
+				rs.insertion(a[lo*w : hi*w])
+			}
+			lo = hi
+		}
+	default:
+		rs.sort(idx[task.lo*w:task.hi*w], tmpOf(task.lo, task.hi), task.bit)
+	}
 }

@@ -322,24 +322,10 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 		return nil, err
 	}
 	defer j.in.Close()
-	j.src = j.in.Bytes()
-	j.size = int64(len(j.src))
-	if s.afterMap != nil {
-		s.afterMap(in)
-	}
-	// The input may shrink under the mapping from here on (another
-	// program truncates it): every read of it, of the run files and of
-	// the output runs under persist.Guard, and a fault is the error
-	// "IN changed size during the sort".
-	if err := j.guard(j.checkInput); err != nil {
-		return nil, err
-	}
-	mode, err := j.plan()
+	mode, err := j.planInput(in)
 	if err != nil {
 		return nil, err
 	}
-	j.rep.Mode = string(mode)
-	j.rep.Records, j.rep.Bytes = j.n, j.size
 
 	// A temp dir given is checked whatever the mode (a bad one is an
 	// error even when this input needs no run files).
@@ -368,17 +354,7 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	}()
 	j.ph.stop()
 
-	err = j.guard(func() error {
-		switch mode {
-		case OnePass:
-			return j.onePass()
-		case MergePass:
-			return j.mergePass()
-		default:
-			return j.ems()
-		}
-	})
-	if err != nil {
+	if err := j.guard(func() error { return j.sortBy(mode) }); err != nil {
 		return nil, err
 	}
 	if j.written != j.size {
@@ -392,6 +368,42 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	j.ph.stop()
 	j.rep.fill(j.ph, time.Since(t0))
 	return j.rep, nil
+}
+
+// planInput checks the mapped input and plans the sort: its mode, with
+// the records and bytes in the report.
+func (j *job) planInput(in string) (Mode, error) {
+	j.src = j.in.Bytes()
+	j.size = int64(len(j.src))
+	if j.s.afterMap != nil {
+		j.s.afterMap(in)
+	}
+	// The input may shrink under the mapping from here on (another
+	// program truncates it): every read of it, of the run files and of
+	// the output runs under persist.Guard, and a fault is the error
+	// "IN changed size during the sort".
+	if err := j.guard(j.checkInput); err != nil {
+		return "", err
+	}
+	mode, err := j.plan()
+	if err != nil {
+		return "", err
+	}
+	j.rep.Mode = string(mode)
+	j.rep.Records, j.rep.Bytes = j.n, j.size
+	return mode, nil
+}
+
+// sortBy runs the sort in mode.
+func (j *job) sortBy(mode Mode) error {
+	switch mode {
+	case OnePass:
+		return j.onePass()
+	case MergePass:
+		return j.mergePass()
+	default:
+		return j.ems()
+	}
 }
 
 // publish closes the complete output, written as tmp, and gives it its

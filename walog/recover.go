@@ -274,53 +274,9 @@ func (l *Log) recover(extFloor uint64, salvage bool, fromCopy string) error {
 		}
 		return regionErr(canWrite, fmt.Sprintf("recovery of the %s log at offset %d must %s", l.format, l.base, why))
 	}
-	count := s.count
-	switch {
-	case s.media:
-		// An unreadable entry: corruption, whatever the log's state.
-		if !salvage {
-			return s.stop
-		}
-		rep.Stop, rep.StopOffset, rep.Salvaged = s.stop, s.end, true
-		if count > 0 && s.first < floor {
-			rep.StopOffset, count, l.tail = l.start, 0, l.start
-		}
-	case l.closedTail != 0:
-		// Closed cleanly: the entries must end exactly at the recorded
-		// tail, and nothing may follow them.
-		if err := l.checkClosed(s, floor); err != nil {
-			if !salvage {
-				return err
-			}
-			rep.Stop, rep.StopOffset, rep.Salvaged = err, s.end, true
-			if count > 0 && s.first < floor {
-				// Nothing below the floor survives a salvage.
-				rep.StopOffset, count, l.tail = l.start, 0, l.start
-			}
-		} else {
-			rep.Closed = true
-		}
-	case count > 0 && s.first < floor:
-		if err := l.completeReset(s, floor, salvage, &rep, mustWrite); err != nil {
-			return err
-		}
-		count = 0
-	default:
-		if s.stop != nil {
-			rep.Stop, rep.StopOffset = s.stop, s.end
-		}
-		// The judge reads past the end, as far as the interrupted append
-		// may have written: a fault there is corruption too.
-		err := l.guardRead(func() error { return l.judge(s, floor) })
-		if isMedia(err) {
-			err = unreadable(err, "the %s log ends at offset %d, and the bytes after it, which the append a crash interrupted may have written, are unreadable", l.format, s.end)
-		}
-		if err != nil {
-			if !salvage {
-				return err
-			}
-			rep.Stop, rep.StopOffset, rep.Salvaged = err, s.end, true
-		}
+	count, err := l.settle(s, floor, salvage, &rep, mustWrite)
+	if err != nil {
+		return err
 	}
 	if rep.Discarded == 0 {
 		if err := l.cleanTail(&rep, mustWrite); err != nil {
@@ -352,6 +308,61 @@ func (l *Log) recover(extFloor uint64, salvage bool, fromCopy string) error {
 	rep.Entries, rep.Tail, rep.NextSeq = count, l.tail, l.next
 	l.rec = rep
 	return nil
+}
+
+// settle judges what the scan s found against the floor and the log's
+// state (closed cleanly or not) and returns how many entries the log
+// keeps; with salvage a problem is recorded in rep instead of returned.
+func (l *Log) settle(s scan, floor uint64, salvage bool, rep *Recovery, mustWrite func(string) error) (int, error) {
+	count := s.count
+	switch {
+	case s.media:
+		// An unreadable entry: corruption, whatever the log's state.
+		if !salvage {
+			return 0, s.stop
+		}
+		rep.Stop, rep.StopOffset, rep.Salvaged = s.stop, s.end, true
+		if count > 0 && s.first < floor {
+			rep.StopOffset, count, l.tail = l.start, 0, l.start
+		}
+	case l.closedTail != 0:
+		// Closed cleanly: the entries must end exactly at the recorded
+		// tail, and nothing may follow them.
+		if err := l.checkClosed(s, floor); err != nil {
+			if !salvage {
+				return 0, err
+			}
+			rep.Stop, rep.StopOffset, rep.Salvaged = err, s.end, true
+			if count > 0 && s.first < floor {
+				// Nothing below the floor survives a salvage.
+				rep.StopOffset, count, l.tail = l.start, 0, l.start
+			}
+		} else {
+			rep.Closed = true
+		}
+	case count > 0 && s.first < floor:
+		if err := l.completeReset(s, floor, salvage, rep, mustWrite); err != nil {
+			return 0, err
+		}
+		count = 0
+	default:
+		if s.stop != nil {
+			rep.Stop, rep.StopOffset = s.stop, s.end
+		}
+		// The judge reads past the end, as far as the interrupted append
+		// may have written: a fault there is corruption too.
+		err := l.guardRead(func() error { return l.judge(s, floor) })
+		if isMedia(err) {
+			err = unreadable(err, "the %s log ends at offset %d, and the bytes after it, which the append a crash interrupted may have written, are unreadable", l.format, s.end)
+		}
+		if err != nil {
+			if !salvage {
+				return 0, err
+			}
+			rep.Stop, rep.StopOffset, rep.Salvaged = err, s.end, true
+		}
+	}
+	return count, nil
 }
 
 // completeReset finishes a reset that was committed (the floor is above
