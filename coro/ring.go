@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/braid-pm/braid/asm"
+	"github.com/braid-pm/braid/internal/invariants"
 )
 
 // MaxGroup is the largest group a Ring interleaves.
@@ -75,6 +76,9 @@ func (r *Ring[S]) Round() bool {
 		r.next++
 	}
 	r.cur = 0
+	if invariants.Enabled && (r.live > r.g || r.next > r.n || r.nq != 0) {
+		panic("coro: Ring state broken after Round")
+	}
 	return r.live > 0
 }
 
@@ -99,6 +103,9 @@ func (r *Ring[S]) Next() (s *S, op int, ok bool) {
 // when none is left the slot is given up (the last slot's state moves into
 // it, so a pointer to a state is valid only until Done).
 func (r *Ring[S]) Done() {
+	if invariants.Enabled && (r.cur < 1 || r.cur > r.live) {
+		panic("coro: Ring.Done without the Next of an operation in flight")
+	}
 	i := (r.cur - 1) & (MaxGroup - 1)
 	r.cur = i
 	if r.next < r.n {

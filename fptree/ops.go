@@ -1,9 +1,11 @@
 package fptree
 
 import (
+	"fmt"
 	"math/bits"
 	"unsafe"
 
+	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -121,6 +123,9 @@ func (t *Tree) update(p unsafe.Pointer, i int, v uint64) error {
 // fence).
 func (t *Tree) insert(p unsafe.Pointer, bm, k, v uint64) error {
 	i := bits.TrailingZeros64(^bm)
+	if invariants.Enabled && (i >= t.g.m || bm&t.g.full != bm) {
+		panic(fmt.Sprintf("fptree: insert into a leaf with bitmap %#x (%d slots)", bm, t.g.m))
+	}
 	if err := t.stage(p, i, k, v); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
@@ -263,6 +264,16 @@ func (t *Tree) adopt(c chain) {
 		}
 	}
 	slices.Reverse(t.free) // the lowest first
+	if invariants.Enabled {
+		for j := 1; j < len(c.los); j++ {
+			if c.los[j] <= c.los[j-1] {
+				panic(fmt.Sprintf("fptree: the walk kept leaf bounds %d then %d", c.los[j-1], c.los[j]))
+			}
+		}
+		if len(t.free)+len(c.leaves) != int(t.hwm) {
+			panic(fmt.Sprintf("fptree: %d free and %d chained leaves of %d given out", len(t.free), len(c.leaves), t.hwm))
+		}
+	}
 	t.count.Store(int64(c.keys))
 	t.lost, t.cut = c.lost, c.cut
 	t.root.Store(build(c.los, c.leaves, t.fan))

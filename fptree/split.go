@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/braid-pm/braid/internal/invariants"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -129,6 +130,9 @@ func (t *Tree) split(l, n uint32, linked *bool) (uint64, error) {
 		if g.key(pl, i) >= sep {
 			upper |= 1 << i
 		}
+	}
+	if invariants.Enabled && (upper == 0 || upper == g.full || upper&^g.full != 0) {
+		panic(fmt.Sprintf("fptree: the split of leaf %d keeps bitmap %#x of a full %d-slot leaf", l, upper, g.m))
 	}
 	// The new leaf: its header lines built in DRAM, then the whole leaf
 	// streamed (the header lines from the copy, the slots from l).
