@@ -269,7 +269,7 @@ func (s *Store) deleteSuffix(min uint64) error {
 		}
 	}
 	if s.v == variantTruncateFirst {
-		if err := s.segs[cut.seg].log.Truncate(cut.seq); err != nil {
+		if err := s.segs[cut.seg].log.TruncateAt(cut.off, cut.seq); err != nil {
 			return s.fail(fmt.Errorf("raftstore: truncate segment %d: %w", cut.seg, err))
 		}
 	}
@@ -279,7 +279,7 @@ func (s *Store) deleteSuffix(min uint64) error {
 		}
 	}
 	if s.v != variantTruncateFirst {
-		if err := s.segs[cut.seg].log.Truncate(cut.seq); err != nil {
+		if err := s.segs[cut.seg].log.TruncateAt(cut.off, cut.seq); err != nil {
 			return s.fail(fmt.Errorf("raftstore: truncate segment %d: %w", cut.seg, err))
 		}
 	}

@@ -60,3 +60,30 @@ func (l *Log) ReadAt(off int, dst []byte) (seq uint64, data []byte, err error) {
 	}
 	return seq, data, nil
 }
+
+// TruncateAt is Truncate(seq) for a standalone log whose entry seq starts
+// at region offset off (Iter.Offset, Tail and Span): it checks that entry
+// instead of walking the log from its start to find it. The entries seq
+// and later are discarded, as by Truncate. An offset where entry seq does
+// not start is ErrInvalid (the log is unchanged).
+func (l *Log) TruncateAt(off int, seq uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.guardWrite(func() error {
+		if err := l.usable(); err != nil {
+			return err
+		}
+		if l.set != nil || l.count == 0 || seq < l.first || seq > l.last || off < l.start || off >= l.tail || off&l.alignMask != 0 {
+			return fmt.Errorf("%w: TruncateAt(%d, %d): no entry of a standalone log numbered %d..%d starts there", ErrInvalid, off, seq, l.first, l.last)
+		}
+		e, err := l.decode(off, l.tail)
+		if err != nil || e.seq != seq {
+			return fmt.Errorf("%w: TruncateAt(%d, %d): the entry there is numbered %d (%v)", ErrInvalid, off, seq, e.seq, err)
+		}
+		prev := seq - 1
+		if seq == l.first {
+			prev = 0 // as Truncate leaves an emptied log
+		}
+		return l.cutAt(off, int(seq-l.first), prev, seq)
+	})
+}

@@ -52,6 +52,27 @@ func TestReadAt(t *testing.T) {
 				require.ErrorIs(t, err, walog.ErrInvalid, "before the first entry")
 				_, _, err = l.ReadAt(offs[1]+8, nil)
 				require.ErrorIs(t, err, walog.ErrCorrupt, "inside an entry")
+				// TruncateAt: a wrong number or offset is refused; the
+				// right one cuts there, and the next append takes the
+				// number.
+				var seqs []uint64
+				for it := l.Iter(); it.Next(); {
+					seqs = append(seqs, it.Seq())
+				}
+				k := len(offs) / 2
+				require.ErrorIs(t, l.TruncateAt(offs[k], seqs[k]+1), walog.ErrInvalid)
+				require.ErrorIs(t, l.TruncateAt(offs[k]+8, seqs[k]), walog.ErrInvalid)
+				require.NoError(t, l.TruncateAt(offs[k], seqs[k]))
+				n := 0
+				for it := l.Iter(); it.Next(); n++ {
+				}
+				require.Equal(t, k, n)
+				require.Equal(t, offs[k], l.Tail())
+				seq, err := l.Append([]byte("again"))
+				require.NoError(t, err)
+				require.Equal(t, seqs[k], seq)
+				require.NoError(t, l.TruncateAt(offs[0], seqs[0]))
+				require.Equal(t, 0, l.Stats().Entries)
 				require.NoError(t, l.Close())
 				_, _, err = l.ReadAt(offs[0], nil)
 				require.ErrorIs(t, err, walog.ErrClosed)

@@ -132,6 +132,12 @@ func (l *Log) truncate(seq uint64) error {
 		off = l.alignUp(off + e.fp)
 		kept++
 	}
+	return l.cutAt(off, kept, prev, cut)
+}
+
+// cutAt ends the log at off, where the entry numbered cut starts, keeping
+// the kept entries before it (the last numbered prev).
+func (l *Log) cutAt(off, kept int, prev, cut uint64) error {
 	// Record the discarded bytes as the dirty range, then the commit: one
 	// clean word where the first discarded entry starts ends the log
 	// there. Then the rest of the discarded bytes go clean.
