@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"reflect"
 
 	"github.com/braid-pm/braid/kv"
 )
@@ -51,7 +50,7 @@ var ErrNoExpiry = errors.New("server: this store keeps no deadlines")
 
 // KVStore is what the kv backend uses of a *kv.Store.
 type KVStore interface {
-	Get(key []byte) ([]byte, error)
+	GetAt(key []byte) ([]byte, int64, error)
 	Apply(b *kv.Batch) error
 	Scan(from, to []byte, fn func(key, value []byte) bool) error
 	Stats() kv.Stats
@@ -60,24 +59,10 @@ type KVStore interface {
 // KV is the Backend over a kv store.
 type KV struct{ S KVStore }
 
-// deadlines is the part of kv's expiry API the backend uses when the
-// store has it (kv.Store.GetAt, Batch.PutAt: deadlines in Unix ms).
-type deadlines interface {
-	GetAt(key []byte) ([]byte, int64, error)
-}
-
-type batchAt interface {
-	PutAt(key, value []byte, deadline int64)
-}
-
 // Get implements Backend.
 func (k KV) Get(key []byte) (Entry, error) {
-	if d, ok := k.S.(deadlines); ok {
-		v, dl, err := d.GetAt(key)
-		return Entry{Value: v, Deadline: dl}, err
-	}
-	v, err := k.S.Get(key)
-	return Entry{Value: v}, err
+	v, dl, err := k.S.GetAt(key)
+	return Entry{Value: v, Deadline: dl}, err
 }
 
 // Apply implements Backend.
@@ -88,11 +73,7 @@ func (k KV) Apply(ops []Op) error {
 		case o.Del:
 			b.Delete(o.Key)
 		case o.Deadline != 0:
-			at, ok := any(&b).(batchAt)
-			if !ok {
-				return ErrNoExpiry
-			}
-			at.PutAt(o.Key, o.Value, o.Deadline)
+			b.PutAt(o.Key, o.Value, o.Deadline)
 		default:
 			b.Put(o.Key, o.Value)
 		}
@@ -108,14 +89,7 @@ func (k KV) Scan(from []byte, fn func(key []byte) bool) error {
 // Stats implements Backend.
 func (k KV) Stats() Stats {
 	st := Stats{Stats: k.S.Stats()}
-	// kv's expiry counters, when the store has them.
-	v := reflect.ValueOf(st.Stats)
-	if f := v.FieldByName("Expires"); f.IsValid() && f.CanInt() {
-		st.Expires = f.Int()
-	}
-	if f := v.FieldByName("ExpiredKeys"); f.IsValid() && f.CanUint() {
-		st.Expired = f.Uint()
-	}
+	st.Expires, st.Expired = st.Stats.Expires, st.Stats.ExpiredKeys
 	if r, ok := k.S.(interface{ Recovery() kv.RecoveryReport }); ok {
 		rep := r.Recovery()
 		st.Recovery = &rep
