@@ -320,8 +320,6 @@ func equalMem(live, media []uint64) bool {
 //go:norace
 func loadWords(live []uint64) []uint64 {
 	out := make([]uint64, len(live))
-	for i, v := range live {
-		out[i] = v
-	}
+	copy(out, live)
 	return out
 }
