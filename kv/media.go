@@ -63,7 +63,9 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w: device %s is not a directory", ErrInvalid, dir)
 	}
-	lock, err := lockFile(filepath.Join(dir, "LOCK"), m.c.ReadOnly)
+	lockPath := filepath.Join(dir, "LOCK")
+	_, noLock := os.Stat(lockPath)
+	lock, err := lockFile(lockPath, m.c.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +74,11 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 		lock.Close()
 		return nil, err
 	}
-	return &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu, ro: m.c.ReadOnly}, nil
+	d := &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu, ro: m.c.ReadOnly}
+	if noLock != nil {
+		d.made = append(d.made, lockPath) // space.go
+	}
+	return d, nil
 }
 
 func (m *fileMedia) checkpoints() (fileDir, error) {
@@ -99,6 +105,7 @@ type fileDevice struct {
 	pmem    bool
 	emu     *pmdevice.Device // the emulated device (Options.Emulate), nil for none
 	ro      bool             // Options.ReadOnly: segments mapped read-only (readonly.go)
+	made    []string         // files this open created (space.go: removed if the creation fails)
 	regions []*persist.Region
 }
 
@@ -114,7 +121,10 @@ func (d *fileDevice) id() ([]byte, error) {
 	return b, err
 }
 
-func (d *fileDevice) setID(b []byte) error { return osDir(d.dir).write(idFile, b) }
+func (d *fileDevice) setID(b []byte) error {
+	d.made = append(d.made, filepath.Join(d.dir, idFile))
+	return osDir(d.dir).write(idFile, b)
+}
 
 func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
 
@@ -161,6 +171,7 @@ func (d *fileDevice) segments(size int64) ([]*persist.Region, error) {
 
 func (d *fileDevice) grow(n int, size int64) ([]*persist.Region, error) {
 	for i := len(d.regions); i < n; i++ {
+		d.made = append(d.made, filepath.Join(d.dir, segName(i)))
 		r, err := d.mapSeg(i, size, true, false)
 		if err != nil {
 			return d.regions, err

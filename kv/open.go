@@ -113,6 +113,9 @@ func (s *Store) mapSegments(ids [][]byte) error {
 		}
 		existed := len(regions) // the segments after these are new files: zeros
 		if len(regions) < want && (ids[i] == nil || c.DeviceSize != 0) && !c.ReadOnly {
+			if err := checkSpace(d.dm, want-len(regions), c.SegmentSize, int64(want)*c.SegmentSize); err != nil {
+				return err
+			}
 			if regions, err = d.dm.grow(want, c.SegmentSize); err != nil {
 				return err
 			}

@@ -112,6 +112,7 @@ func Open(opts *Options) (*Store, error) {
 	s.pool.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	if err := s.open(); err != nil {
 		s.closeMedia()
+		s.undoCreate() // space.go
 		return nil, err
 	}
 	return s, nil

@@ -226,6 +226,7 @@ func (b *benchFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	s, err := openStore(o)
 	if err != nil {
+		b.sf.unmake()
 		return err
 	}
 	defer func() {

@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Flags:      sf.register,
 		FlagsTitle: "Store flags (every command)",
 		Exits:      exits,
-		Message:    func(err error) string { return strings.TrimPrefix(err.Error(), "kv: ") },
+		Message:    func(err error) string { return kvFlags.Replace(strings.TrimPrefix(err.Error(), "kv: ")) },
 	}
 	return app.Run(ctx, args, stdout, stderr)
 }

@@ -62,6 +62,7 @@ func (c storeCommand) run(ctx context.Context, sf *storeFlags, args []string, st
 	o.ReadOnly = c.readOnly
 	s, err := openStore(o)
 	if err != nil {
+		sf.unmake()
 		return err
 	}
 	defer func() {

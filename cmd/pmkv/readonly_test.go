@@ -74,3 +74,17 @@ func TestLoadProgress(t *testing.T) {
 	require.Equal(t, "1,000,000", commas(1000000))
 	require.Equal(t, "999", commas(999))
 }
+
+// TestCreateNoSpace (issue 26 point 4): a store bigger than the free
+// space is refused with the size, the free space and the flag, exit 1,
+// and the directories pmkv made for it are gone again.
+func TestCreateNoSpace(t *testing.T) {
+	if !kvReady(t) {
+		t.Skip("needs package kv")
+	}
+	dir := filepath.Join(t.TempDir(), "new", "store")
+	code, _, stderr := pmkv(t, "put", "-dir", dir, "-segment", "1MiB", "-device-size", "1048576GiB", "k", "v")
+	require.Equal(t, 1, code, stderr)
+	require.Regexp(t, `^pmkv put: not enough free space for the store: device .*dev0: 1073741824 segments of 1 MiB need 1048576 GiB, and [0-9.]+ MiB is free there: give a smaller -device-size \(now 1048576 GiB\) or free space\n$`, stderr)
+	require.NoDirExists(t, filepath.Dir(dir), "pmkv removed the directories it made")
+}

@@ -99,6 +99,7 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	s, err := openStore(o)
 	if err != nil {
+		f.sf.unmake()
 		ln.Close()
 		return err
 	}

@@ -28,6 +28,7 @@ type storeFlags struct {
 	maxKey, maxValue         int
 	valueLimit               string    // where maxValue comes from, for messages
 	stderr                   io.Writer // where progress bars and notes go
+	made                     []string  // directories options made (unmake)
 	pmem                     string
 	device                   string // -device (else BRAID_DEVICE)
 	progress                 cli.Progress
@@ -188,12 +189,40 @@ func (f *storeFlags) options(create bool) (*kv.Options, error) {
 	}
 	if create {
 		for _, d := range append(devs, ckpt) {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := f.mkdirs(d); err != nil {
 				return nil, usagef("%s: %v", d, pathErr(err))
 			}
 		}
 	}
 	return o, nil
+}
+
+// mkdirs makes dir and its missing parents, remembering which it made.
+func (f *storeFlags) mkdirs(dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		f.made = append(f.made, missing[i])
+	}
+	return nil
+}
+
+// unmake removes the directories options made, newest first, when the
+// store could not be created in them (kv removed its files): a failed
+// create leaves nothing behind. A directory that is not empty stays.
+func (f *storeFlags) unmake() {
+	for i := len(f.made) - 1; i >= 0; i-- {
+		_ = os.Remove(f.made[i])
+	}
+	f.made = nil
 }
 
 // checkDir: dir is a directory, or (create) does not exist yet but can be
