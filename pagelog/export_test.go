@@ -11,7 +11,7 @@ import (
 // simulator catching, and the decoders for the fuzz targets.
 
 // Broken variants by name.
-var brokenByName = map[string]broken{
+var brokenByName = map[string]variant{
 	"pvn-before-pid":           brokenPVNFirst,
 	"no-payload-fence":         brokenNoPayloadFence,
 	"microlog-in-place-first":  brokenInPlaceFirst,
@@ -25,7 +25,7 @@ var brokenByName = map[string]broken{
 	"reuse-poisoned-slot":      brokenReuseSpare,
 }
 
-func brokenNamed(name string) broken {
+func brokenNamed(name string) variant {
 	b, ok := brokenByName[name]
 	if !ok {
 		panic("pagelog: no broken variant " + name)

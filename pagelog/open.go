@@ -34,7 +34,7 @@ func guardOpen(r *persist.Region, what string, fn func() (*Store, error)) (*Stor
 	return s, nil
 }
 
-func create(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
+func create(r *persist.Region, opts *Options, bk variant) (_ *Store, err error) {
 	g, o, err := createGeometry(r, opts)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func Open(r *persist.Region, opts *Options) (*Store, error) {
 	return guardOpen(r, "open", func() (*Store, error) { return open(r, opts, correct) })
 }
 
-func open(r *persist.Region, opts *Options, bk broken) (_ *Store, err error) {
+func open(r *persist.Region, opts *Options, bk variant) (_ *Store, err error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: nil region", ErrInvalid)
 	}

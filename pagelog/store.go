@@ -40,7 +40,7 @@ type Store struct {
 	lanes []lane
 	rec   Recovery
 
-	broken broken // deliberately wrong orderings, set by tests only
+	broken variant // deliberately wrong orderings, set by tests only
 
 	relMu    sync.Mutex
 	releases []func() // of the store's claims on the region
