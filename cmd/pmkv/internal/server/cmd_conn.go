@@ -215,7 +215,7 @@ func (c *conn) info() string {
 	}
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=0 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
 		c.id, c.addr(), c.laddr(), c.name, int(now.Sub(c.created).Seconds()), (now.UnixMilli()-c.last.Load())/1000,
-		flags, multi, len(c.r.buf), c.lastCmd.Load(), c.user, resp, c.libName, c.libVer)
+		flags, multi, len(c.r.buf), c.lastName(), c.user, resp, c.libName, c.libVer)
 }
 
 func (sv *Server) clientList(a [][]byte) string {
@@ -297,4 +297,12 @@ func (sv *Server) killWhere(fn func(*conn) bool, self *conn) int {
 		}
 	}
 	return n
+}
+
+// lastName is the name of the client's last command (NULL before one).
+func (c *conn) lastName() string {
+	if cmd := c.lastCmd.Load(); cmd != nil {
+		return cmd.name
+	}
+	return "NULL"
 }

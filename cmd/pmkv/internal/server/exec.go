@@ -134,6 +134,6 @@ func (c *conn) count(cmd *command, args [][]byte, fn func()) {
 	start := time.Now()
 	fn()
 	c.last.Store(start.UnixMilli())
-	c.lastCmd.Store(cmd.fullName(args))
+	c.lastCmd.Store(cmd)
 	c.sv.stats.done(cmd.name, time.Since(start))
 }

@@ -176,12 +176,10 @@ func (sv *Server) infoCPU(b *strings.Builder) {
 func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 
 func (sv *Server) infoCommandStats(b *strings.Builder) {
-	sv.stats.mu.Lock()
 	names := make([]string, 0, len(sv.stats.cmds))
 	for n := range sv.stats.cmds {
 		names = append(names, n)
 	}
-	sv.stats.mu.Unlock()
 	slices.Sort(names)
 	for _, n := range names {
 		st := sv.stats.stat(n)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -16,7 +17,8 @@ type Metrics struct {
 	latency *prometheus.HistogramVec
 }
 
-// NewMetrics returns the collectors of sv; Handler serves them.
+// NewMetrics returns the collectors of sv (call it before sv.Serve);
+// Handler serves them.
 func NewMetrics(sv *Server) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -25,16 +27,9 @@ func NewMetrics(sv *Server) *Metrics {
 		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12),
 	}, []string{"cmd"})
 	m.reg.MustRegister(m.latency, collector{sv}, collectors.NewGoCollector())
-	sv.stats.mu.Lock()
-	for name := range table {
-		st := &cmdStat{observe: m.latency.WithLabelValues(name).Observe}
-		if old := sv.stats.cmds[name]; old != nil {
-			st.calls.Store(old.calls.Load())
-			st.usec.Store(old.usec.Load())
-		}
-		sv.stats.cmds[name] = st
+	for name, st := range sv.stats.cmds { // before Serve: nothing runs yet
+		st.observe = m.latency.WithLabelValues(name).Observe
 	}
-	sv.stats.mu.Unlock()
 	return m
 }
 
@@ -49,9 +44,12 @@ type collector struct{ sv *Server }
 var (
 	descCmds = prometheus.NewDesc("pmkv_commands_total", "Commands run, by command.", []string{"cmd"}, nil)
 	descs    = map[string]*prometheus.Desc{}
+	descsMu  sync.Mutex
 )
 
 func desc(name, help string) *prometheus.Desc {
+	descsMu.Lock()
+	defer descsMu.Unlock()
 	d, ok := descs[name]
 	if !ok {
 		d = prometheus.NewDesc(name, help, nil, nil)
@@ -64,11 +62,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByC
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	sv := c.sv
-	sv.stats.mu.Lock()
 	for name, st := range sv.stats.cmds {
 		ch <- prometheus.MustNewConstMetric(descCmds, prometheus.CounterValue, float64(st.calls.Load()), name)
 	}
-	sv.stats.mu.Unlock()
 	sv.mu.Lock()
 	clients := len(sv.conns)
 	sv.mu.Unlock()

@@ -66,6 +66,9 @@ func New(cfg Config) *Server {
 	sv := &Server{cfg: cfg, b: cfg.Backend, locks: newLocks(), start: time.Now(), conns: map[*conn]struct{}{}}
 	sv.cursors.m = map[uint64][]byte{}
 	sv.stats.cmds = map[string]*cmdStat{}
+	for name := range table {
+		sv.stats.cmds[name] = &cmdStat{}
+	}
 	return sv
 }
 
@@ -179,8 +182,8 @@ type conn struct {
 	libVer  string
 	created time.Time
 	last    atomic.Int64 // Unix ms of the last command
-	lastCmd atomic.Value // string
-	closing bool         // QUIT, a protocol error, an attack: close after the replies
+	lastCmd atomic.Pointer[command]
+	closing bool // QUIT, a protocol error, an attack: close after the replies
 	killed  atomic.Bool
 	// MULTI state
 	multi   bool
@@ -196,7 +199,6 @@ func (sv *Server) newConn(nc net.Conn) *conn {
 	c.user = "default"
 	c.r = newReader(nc, sv.cfg.MaxBulk, func() bool { return c.authed })
 	c.last.Store(c.created.UnixMilli())
-	c.lastCmd.Store("NULL")
 	return c
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -10,8 +9,7 @@ import (
 type counters struct {
 	connections, rejected, attacks, protocolErrors atomic.Int64
 	commands, errors, hits, misses                 atomic.Int64
-	mu                                             sync.Mutex
-	cmds                                           map[string]*cmdStat
+	cmds                                           map[string]*cmdStat // read-only once made
 }
 
 type cmdStat struct {
@@ -19,20 +17,16 @@ type cmdStat struct {
 	observe     func(float64) // the Prometheus histogram's, or nil
 }
 
-func (s *counters) stat(name string) *cmdStat {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.cmds[name]
-	if st == nil {
-		st = &cmdStat{}
-		s.cmds[name] = st
-	}
-	return st
-}
+// stat is name's counters: one per command of the table, made by New,
+// so that a command's accounting takes no lock (the map is only read).
+func (s *counters) stat(name string) *cmdStat { return s.cmds[name] }
 
 func (s *counters) done(name string, d time.Duration) {
 	s.commands.Add(1)
-	st := s.stat(name)
+	st := s.cmds[name]
+	if st == nil {
+		return
+	}
 	st.calls.Add(1)
 	st.usec.Add(d.Microseconds())
 	if st.observe != nil {
@@ -41,12 +35,10 @@ func (s *counters) done(name string, d time.Duration) {
 }
 
 func (s *counters) reset() {
-	s.mu.Lock()
 	for _, st := range s.cmds {
 		st.calls.Store(0)
 		st.usec.Store(0)
 	}
-	s.mu.Unlock()
 	s.commands.Store(0)
 	s.errors.Store(0)
 	s.hits.Store(0)
