@@ -2,6 +2,7 @@ package cow_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -51,6 +52,7 @@ func testBasics(t *testing.T, size int, sum bool) {
 	r := structtest.Region(t, 1<<20)
 	a, err := cow.Create(r, &cow.Options{Offset: 64, ObjectSize: size, Count: 23, Checksum: sum})
 	require.NoError(t, err)
+	checked(t, a)
 	require.Equal(t, sum, a.Checksum())
 	require.Equal(t, 23, a.Len())
 	require.Equal(t, size, a.Size())
@@ -71,6 +73,7 @@ func testBasics(t *testing.T, size int, sum bool) {
 	require.NoError(t, a.Close())
 	b, err := cow.Open(r, &cow.Options{Offset: 64})
 	require.NoError(t, err)
+	checked(t, b)
 	require.Equal(t, sum, b.Checksum())
 	require.NoError(t, b.Check())
 	for i := range b.Len() {
@@ -185,6 +188,7 @@ func TestConcurrent(t *testing.T) {
 	const n, g, rounds = 64, 8, 200
 	a, err := cow.Create(r, &cow.Options{ObjectSize: 16, Count: n, Checksum: true})
 	require.NoError(t, err)
+	checked(t, a)
 	var wg sync.WaitGroup
 	errs := make(chan error, g)
 	for w := range g {
@@ -266,4 +270,10 @@ func TestValidate(t *testing.T) {
 		_, ferr := cow.Footprint(c.opts)
 		require.Equal(t, err, ferr)
 	}
+}
+
+// checked runs a's Check when the test ends (structtest.Checked); a
+// closed array is skipped.
+func checked(t *testing.T, a *cow.Array) *cow.Array {
+	return structtest.Checked(t, a, func(err error) bool { return errors.Is(err, persist.ErrClosed) })
 }

@@ -2,6 +2,7 @@ package fam_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -66,6 +67,7 @@ func TestArrayBasics(t *testing.T) {
 				r := structtest.Region(t, 1<<20)
 				a, err := k.create(r, 128, size, 37)
 				require.NoError(t, err)
+				checked(t, a)
 				require.Equal(t, 37, a.Len())
 				require.Equal(t, size, a.Size())
 				got := make([]byte, size)
@@ -95,6 +97,7 @@ func TestArrayBasics(t *testing.T) {
 				require.NoError(t, a.Close())
 				b, err := k.open(r, 128)
 				require.NoError(t, err)
+				checked(t, b)
 				check(b)
 			})
 		}
@@ -490,4 +493,10 @@ func TestClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checked runs a's Check when the test ends (structtest.Checked); a
+// closed array is skipped.
+func checked(t *testing.T, a object) object {
+	return structtest.Checked(t, a, func(err error) bool { return errors.Is(err, persist.ErrClosed) })
 }
