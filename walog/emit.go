@@ -10,9 +10,9 @@ import (
 // region with streaming stores of whole cache lines: stage[0:eN] holds the
 // bytes of the region from offset eLo (line-aligned) on. Between appends
 // the stage keeps a copy of the partly filled line at the tail, so the
-// next append rewrites that line whole, its old bytes unchanged: on the
-// machine braid is developed on a streaming store of a whole line and a
-// fence cost about 145 ns, a 24-byte one about 210 ns. Rewriting bytes
+// next append rewrites that line whole, its old bytes unchanged: a
+// streaming store of a whole line and a fence cost less than one of a
+// partial line (BenchmarkAppend measures the result). Rewriting bytes
 // with the values they already hold changes nothing on the media, whatever
 // part of the rewrite a crash lets through.
 //
@@ -174,8 +174,8 @@ func (l *Log) loadMirror(t int) {
 
 // fillWords stores w into every 8-byte word of b (whole words; at most a
 // line on the hot paths): inline stores, where a call of clear or of the
-// runtime's memclr for a few words cost an append 5-10 ns before its
-// streaming stores.
+// runtime's memclr for a few words made an append slower before its
+// streaming stores (BenchmarkAppend).
 func fillWords(b []byte, w uint64) {
 	for ; len(b) >= 8; b = b[8:] {
 		binary.LittleEndian.PutUint64(b, w)
