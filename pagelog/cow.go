@@ -32,7 +32,8 @@ func (s *Store) writeCoW(ln *lane, li int, pid uint64, page []byte) error {
 	// The CRC word first, before the page table entry is read: that read
 	// is a cache miss for a random page, and nothing that waits for it
 	// should stand before the payload copy, which can overlap with it
-	// (measured: a call here, after the read, cost 15% per write).
+	// (a call here, after the read, made every write slower:
+	// BenchmarkPageWrite/cow-crc).
 	if s.g.crc && s.broken != brokenLateCRC {
 		if err := s.streamCRC(ln, h, pid, page); err != nil {
 			return err
@@ -61,8 +62,8 @@ func (s *Store) writeCoW(ln *lane, li int, pid uint64, page []byte) error {
 			// An aligned 8-byte store is failure-atomic whether it is
 			// streamed or not, so this is the same commit as Store64 +
 			// Persist, without reading the header line into the cache
-			// and writing it back: 5-14% faster per page write here
-			// (README).
+			// and writing it back: faster per page write
+			// (BenchmarkPageWrite: cow against cow-store64).
 			binary.LittleEndian.PutUint64(ln.word[:], w)
 			if err := s.r.Copy(h[:8], ln.word[:], persist.NonTemporal); err != nil {
 				return err
