@@ -243,7 +243,7 @@ func TestCrash(t *testing.T) {
 	for seed := range uint64(2) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			var h crashModel
-			crash.Test(t, crashConfig(seed), h.workload(seed, 100, 0), h.check)
+			crash.Test(t, crashConfig(seed), h.workload(seed, 70, 0), h.check)
 		})
 	}
 }
