@@ -292,22 +292,8 @@ func checkProfile(path, file string) error {
 	return probeDir("-profile "+path, dir)
 }
 
-// fileKind names the type of a file that is not a regular one.
-func fileKind(m iofs.FileMode) string {
-	switch t := m.Type(); {
-	case t&iofs.ModeDir != 0:
-		return "a directory"
-	case t&iofs.ModeSymlink != 0:
-		return "a symbolic link"
-	case t&iofs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case t&iofs.ModeSocket != 0:
-		return "a socket"
-	case t&iofs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
-}
+// fileKind is cli's, shared by braid's commands.
+func fileKind(m iofs.FileMode) string { return cli.FileKind(m) }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage: pmbench [flags]

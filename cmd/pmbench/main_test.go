@@ -104,7 +104,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-profile", "/nonexistent-dir/p.json"}, "directory /nonexistent-dir does not exist"},
 		{[]string{"-profile", dir}, "-profile " + dir + " is a directory: give the path of the JSON file to write, such as " + dir + "/profile.json"},
-		{[]string{"-profile", "/dev/null"}, "-profile /dev/null is a device: pmbench replaces only regular files"},
+		{[]string{"-profile", "/dev/null"}, "-profile /dev/null is a character device: pmbench replaces only regular files"},
 		{[]string{"-profile", "/proc/pmbench.json"}, "-profile /proc/pmbench.json: cannot create files in /proc"},
 		{[]string{"-file", file, "-profile", file}, "-profile " + file + " is the -file pmbench measures"},
 		{[]string{"-mode", "zz-noprofile", "-profile", filepath.Join(dir, "p.json")}, "-profile with -mode zz-noprofile: that mode measures no figure of the device profile"},

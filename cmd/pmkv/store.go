@@ -269,13 +269,7 @@ func hasFiles(dir string) bool {
 	return err == nil && len(es) > 0
 }
 
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+func pathErr(err error) error { return cli.PathErr(err) }
 
 // store is what the commands use of a kv.Store.
 type store interface {

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/braid-pm/braid/internal/cli"
 )
 
 // The paths of a command line are checked before any work starts, so that
@@ -97,27 +99,7 @@ func checkNotInput(what, out, in string) error {
 	return nil
 }
 
-// pathErr is the cause of a path error without the operation and path
-// (the message names the path itself).
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+// pathErr and fileKind are cli's, shared by braid's commands.
+func pathErr(err error) error { return cli.PathErr(err) }
 
-// fileKind names the type of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeNamedPipe != 0:
-		return "a pipe"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeCharDevice != 0:
-		return "a character device"
-	case t&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "a special file"
-}
+func fileKind(m fs.FileMode) string { return cli.FileKind(m) }
