@@ -4,7 +4,7 @@ PKGS     := ./...
 SHM      ?= /dev/shm
 BIN      := bin
 
-.PHONY: all build test vet lint fmt-check unit race bench bench-fptree bench-pmdk bench-kv bench-raft bench-redis redis-suite demo fuzz fuzz-smoke clean
+.PHONY: all build test test-deps vet lint fmt-check unit race bench bench-fptree bench-pmdk bench-kv bench-raft bench-redis redis-suite demo fuzz fuzz-smoke clean
 
 all: build
 
@@ -46,7 +46,7 @@ $(STATICCHECK):
 # topology: BRAID_KV_FAKE_NUMA, kv/numa_test.go), the 32-bit build (GOARCH=386, skipped with a
 # message where the kernel cannot run 386 binaries; vet has type-checked it
 # either way), and each fuzz target briefly (fuzz-smoke).
-test: fmt-check vet lint
+test: fmt-check vet lint test-deps
 	$(GO) test -race -tags invariants -count=1 -timeout 30m $(PKGS)
 	BRAID_KV_FAKE_NUMA=1 $(GO) test -tags purego -count=1 -timeout 20m $(PKGS)
 	@if GOARCH=386 $(GO) test -count=1 -run '^$$' ./internal/pmheader >/dev/null 2>&1; then \
@@ -54,6 +54,20 @@ test: fmt-check vet lint
 	  GOARCH=386 $(GO) test -count=1 -timeout 20m $(PKGS); \
 	else echo "skipping the GOARCH=386 tests: this machine does not run 386 binaries"; fi
 	@$(MAKE) --no-print-directory fuzz-smoke
+
+# test-deps: the Debian packages some tests drive (redis-cli for the TLS
+# test of pmkv serve, nutcracker for the twemproxy test of pmkv), installed
+# with apt-get when missing; where that cannot be done (not root, no
+# apt-get, no network) the tests that need them skip with a message.
+TEST_DEBS := redis-tools:redis-cli nutcracker:nutcracker
+test-deps:
+	@missing=; for d in $(TEST_DEBS); do command -v $${d#*:} >/dev/null 2>&1 || missing="$$missing $${d%%:*}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing$$missing (apt-get)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null 2>&1 || echo "test-deps: apt-get could not install$$missing: the tests that need them skip"; \
+	  else echo "test-deps:$$missing missing and not installable here: the tests that need them skip"; fi; \
+	fi
 
 bench:
 	BRAID_FORCE_PMEM=1 $(GO) test -run '^$$' -bench . -benchtime 1s $(PKGS)
