@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,20 +185,22 @@ func loadStore(b testing.TB, s *Store, n, size int) {
 
 // BenchmarkGet: gets of random keys among 100,000 from 16 goroutines,
 // through the index (slow path: direct index, the default, and with
-// MergeLogs) and with tokens (fast path).
+// MergeLogs) and with tokens (fast path); each read in the caller (the
+// default) and, "-workers", by the worker (Options.WorkerReads).
 func BenchmarkGet(b *testing.B) {
-	for _, mode := range []string{"merge", "direct", "token"} {
+	for _, mode := range []string{"direct", "direct-workers", "merge", "token", "token-workers"} {
 		b.Run(mode+"/100B", func(b *testing.B) {
 			const n = 100_000
 			o := benchOptions(b, 1, 1<<30)
 			o.MergeLogs = mode == "merge"
+			o.WorkerReads = strings.HasSuffix(mode, "-workers")
 			s, err := Open(o)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
 			var toks []Token
-			if mode == "token" {
+			if strings.HasPrefix(mode, "token") {
 				for i := range n {
 					t, err := s.PutToken(key8(uint64(i)), make([]byte, 100))
 					if err != nil {
@@ -234,11 +237,19 @@ func BenchmarkGet(b *testing.B) {
 }
 
 // BenchmarkScan: scans of 100 keys (100 B values) from a random start
-// among 100,000, with the ordered index; per key scanned (key/op).
+// among 100,000, with the ordered index; per key scanned (ns/key); each
+// read in the caller (direct, the default) or by the workers.
 func BenchmarkScan(b *testing.B) {
+	for _, mode := range []string{"direct", "workers"} {
+		b.Run(mode, func(b *testing.B) { benchScan(b, mode == "workers") })
+	}
+}
+
+func benchScan(b *testing.B, workers bool) {
 	const n, length = 100_000, 100
 	o := benchOptions(b, 1, 1<<30)
 	o.OrderedIndex = true
+	o.WorkerReads = workers
 	s, err := Open(o)
 	if err != nil {
 		b.Fatal(err)

@@ -11,7 +11,13 @@ import (
 // TestConcurrentReopen: goroutines put their own keys at once; after the
 // store is abandoned (a kill) and reopened every key holds its last value.
 func TestConcurrentReopen(t *testing.T) {
-	o := testOptions(t, 2)
+	for _, v := range pathVariants {
+		t.Run(v.name, func(t *testing.T) { concurrentReopen(t, v) })
+	}
+}
+
+func concurrentReopen(t *testing.T, v pathVariant) {
+	o := v.apply(testOptions(t, 2))
 	o.GCThreshold, o.NoStartupGC = -1, true
 	for round := range 3 {
 		s := mustOpen(t, o)

@@ -199,13 +199,10 @@ func (s *Store) getVersion(key []byte) ([]byte, int64, loc, error) {
 		if !ok || l.tomb() {
 			return nil, 0, loc{}, ErrNotFound
 		}
-		r := s.sendAt(opGet, key, l, 0)
-		if r == nil {
+		v, dl, err, retry := s.readAt(opGet, key, keyHash(key), l, 0)
+		if retry {
 			continue // retired under the lookup
 		}
-		<-r.done
-		v, dl, err := r.val, r.dl, r.err
-		s.putReq(r)
 		return v, int64(dl), l, err
 	}
 	return nil, 0, loc{}, fmt.Errorf("kv: get of a key moved by the cleaner %d times in a row", maxRetries)
@@ -463,6 +460,7 @@ func (s *Store) expireRound(n int) (taken, dropped int, err error) {
 	}
 	s.drainMerge() // the tombstone is switched in the shards
 	var reqs []*request
+	var ws []*worker
 	var sent []dlEnt
 	var failed []dlEnt
 	for _, d := range ents {
@@ -478,16 +476,18 @@ func (s *Store) expireRound(n int) (taken, dropped int, err error) {
 		}
 		r := s.getReq()
 		r.kind, r.key, r.l = opExpire, key, l
-		s.owner(g).q <- r
+		w := s.owner(g)
+		w.send(r)
 		if s.broken.oneWriter {
-			<-r.done
+			w.await(r)
 			r.done <- struct{}{}
 		}
 		reqs = append(reqs, r)
+		ws = append(ws, w)
 		sent = append(sent, d)
 	}
 	for i, r := range reqs {
-		<-r.done
+		ws[i].await(r)
 		switch {
 		case r.err != nil:
 			if err == nil {

@@ -35,7 +35,7 @@ func TestExpireSigkillChild(t *testing.T) {
 		t.Skip("the child of TestExpireSigkill")
 	}
 	out := os.NewFile(3, "acks")
-	s, err := Open(killOptions(dir, false))
+	s, err := Open(killOptions(dir, pathVariants[0], false))
 	if err != nil {
 		fmt.Fprintf(out, "X open: %v\n", err)
 		os.Exit(1)
@@ -76,7 +76,7 @@ func TestExpireSigkillChild(t *testing.T) {
 
 func TestExpireSigkill(t *testing.T) {
 	dir := structtest.TempShm(t)
-	o := killOptions(dir, false)
+	o := killOptions(dir, pathVariants[0], false)
 	for _, d := range o.Devices {
 		require.NoError(t, os.Mkdir(d, 0o755))
 	}

@@ -224,12 +224,12 @@ func (s *Store) clean(v *victim, floor uint64, rep *GCReport) error {
 		}
 		q := s.getReq()
 		q.kind, q.key, q.l = opMove, r.key, r.l
-		w.q <- q
+		w.send(q)
 		reqs = append(reqs, q)
 	}
 	var err error
 	for _, q := range reqs {
-		<-q.done
+		w.await(q)
 		if q.err != nil && err == nil {
 			err = q.err
 		}
@@ -264,8 +264,9 @@ func (s *Store) free(g *segment) error {
 	}
 	q := s.getReq()
 	q.kind, q.g = opFree, g
-	s.owner(g).q <- q
-	<-q.done
+	w := s.owner(g)
+	w.send(q)
+	w.await(q)
 	err := q.err
 	s.putReq(q)
 	return err

@@ -95,8 +95,10 @@ func (x *index) prefetch(h uint64) { x.shards[x.shardOf(h)].t.prefetch(tag(h)) }
 
 // lookup returns the latest committed version of key: the newest of the
 // merge logs' (checked through their bloom filters) and the shard's.
-func (x *index) lookup(key []byte) (loc, bool) {
-	h := keyHash(key)
+func (x *index) lookup(key []byte) (loc, bool) { return x.lookupHash(keyHash(key), key) }
+
+// lookupHash is lookup of key whose hash is h.
+func (x *index) lookupHash(h uint64, key []byte) (loc, bool) {
 	var best loc
 	found := false
 	for _, ml := range x.merge {
@@ -275,12 +277,14 @@ func (x *index) each(fn func(key []byte, l loc)) {
 }
 
 // scanChunks calls fn with the keys of [from, to) (to nil: no upper
-// bound) in key order, a chunk of up to scanChunk at a time, the ordered
-// index's lock not held while fn runs, until fn returns false.
+// bound) in key order, a chunk at a time (the first of firstChunk keys,
+// each next one twice as long up to scanChunk: a short scan takes few
+// keys), the ordered index's lock not held while fn runs, until fn
+// returns false.
 func (x *index) scanChunks(from, to []byte, fn func(keys []string) bool) {
 	next := string(from)
 	keys := make([]string, 0, scanChunk)
-	for {
+	for size := firstChunk; ; size = min(2*size, scanChunk) {
 		keys = keys[:0]
 		x.omu.RLock()
 		x.order.Ascend(next, func(k string) bool {
@@ -288,22 +292,26 @@ func (x *index) scanChunks(from, to []byte, fn func(keys []string) bool) {
 				return false
 			}
 			keys = append(keys, k)
-			return len(keys) < scanChunk
+			return len(keys) < size
 		})
 		x.omu.RUnlock()
 		if len(keys) > 0 && !fn(keys) {
 			return
 		}
-		if len(keys) < scanChunk {
+		if len(keys) < size {
 			return
 		}
 		next = keys[len(keys)-1] + "\x00" // the smallest key after it
 	}
 }
 
-// scanChunk is how many keys a scan takes from the ordered index at a
-// time: Store.Scan sends their reads to the workers together.
-const scanChunk = 64
+// A scan takes keys from the ordered index firstChunk, then up to
+// scanChunk at a time (with WorkerReads, a chunk's reads are sent to the
+// workers together).
+const (
+	firstChunk = 8
+	scanChunk  = 64
+)
 
 // counts returns the shard entries, the tombstones among them, their key
 // bytes and the DRAM the shards hold.

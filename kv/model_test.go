@@ -12,15 +12,17 @@ import (
 // scans, checkpoints, GC passes and reopens (clean and after a
 // simulated kill: the store is dropped without Close) against a Go map.
 func TestModel(t *testing.T) {
-	for _, seed := range []uint64{1, 7} {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { modelRun(t, seed, 3000) })
+	for _, v := range pathVariants {
+		for _, seed := range []uint64{1, 7} {
+			t.Run(fmt.Sprintf("%s/%d", v.name, seed), func(t *testing.T) { modelRun(t, v, seed, 3000) })
+		}
 	}
 }
 
-func modelRun(t *testing.T, seed uint64, n int) {
+func modelRun(t *testing.T, v pathVariant, seed uint64, n int) {
 	rnd := structtest.NewRand(seed)
 	t.Logf("seed %d", seed)
-	o := testOptions(t, 2)
+	o := v.apply(testOptions(t, 2))
 	o.WorkersPerDevice = 1
 	o.SegmentSize = 16 << 10
 	o.DeviceSize = 24 * o.SegmentSize

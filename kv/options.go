@@ -88,6 +88,18 @@ type Options struct {
 	// DirectIndex updates the sharded index directly in the workers (the
 	// default); it wins over MergeLogs.
 	DirectIndex bool
+	// WorkerReads sends every read (Get, GetWithToken, Scan) to the
+	// worker that owns the record's data segment, SKYE's read path,
+	// instead of reading the record in the calling goroutine (the
+	// default: no goroutine hand-off per read; the README measures both).
+	WorkerReads bool
+	// ReadersPerDevice bounds the direct reads running at once on one
+	// device (SKYE's R2: a device's random-read bandwidth peaks at a few
+	// readers). 0 takes the device profile's read knee
+	// (Profile.ReadThreads) when Profile (or Emulate) gives one, else no
+	// bound; negative: no bound. It does not apply to WorkerReads (the
+	// workers are the bound there).
+	ReadersPerDevice int
 	// MaxKey and MaxValue are the largest key and value accepted
 	// (ErrTooLarge beyond). 0 means DefaultMaxKey and DefaultMaxValue.
 	MaxKey, MaxValue int
@@ -164,6 +176,7 @@ type Options struct {
 type config struct {
 	Options
 	workers  int  // per device
+	readers  int  // direct readers per device, 0: no bound
 	segments int  // per device
 	segSet   bool // SegmentSize was given
 	place    *placement
@@ -227,6 +240,14 @@ func (o *Options) resolve() (*config, error) {
 	}
 	if c.workers < 1 || c.workers > 256 {
 		return nil, fmt.Errorf("%w: WorkersPerDevice %d, want 1..256 (0: from the profile)", ErrInvalid, c.WorkersPerDevice)
+	}
+	switch r := c.ReadersPerDevice; {
+	case r > 1<<16:
+		return nil, fmt.Errorf("%w: ReadersPerDevice %d, want at most 65536 (0: from the profile, negative: no bound)", ErrInvalid, r)
+	case r > 0:
+		c.readers = r
+	case r == 0 && c.Profile != nil && (c.Profile.RandRead.Knee > 0 || c.Profile.SeqRead.Knee > 0):
+		c.readers = c.Profile.ReadThreads()
 	}
 	if c.DeviceSize != 0 {
 		c.segments = int(c.DeviceSize / c.SegmentSize)

@@ -38,15 +38,15 @@ func poisonCrashConfig(seed uint64, images int) crash.Config {
 	return cfg
 }
 
-func poisonCrashOptions(region func(string) *persist.Region, fs *memDir) *Options {
-	o := crashOptions(region, fs, broken{})
+func poisonCrashOptions(region func(string) *persist.Region, fs *memDir, b broken) *Options {
+	o := crashOptions(region, fs, b)
 	o.SegmentSize = poisonSegSize
 	return o
 }
 
 type poisonCrashSeen struct{ images, lostEntries, lostSegs, served, media int }
 
-func poisonCrashCheck(ops []crashOp, m *crashModel, page int, seen *poisonCrashSeen) func(*crash.Image) error {
+func poisonCrashCheck(ops []crashOp, m *crashModel, b broken, page int, seen *poisonCrashSeen) func(*crash.Image) error {
 	written := map[string]map[string]bool{}
 	for _, op := range ops {
 		for j, k := range op.keys {
@@ -63,7 +63,7 @@ func poisonCrashCheck(ops []crashOp, m *crashModel, page int, seen *poisonCrashS
 			return err
 		}
 		fs := m.disk.clone()
-		s, err := Open(poisonCrashOptions(img.Region, fs))
+		s, err := Open(poisonCrashOptions(img.Region, fs, b))
 		if err != nil {
 			return fmt.Errorf("recovery with %s poisoned at %d: %w", seg, page, err)
 		}
@@ -112,17 +112,20 @@ func poisonCrashCheck(ops []crashOp, m *crashModel, page int, seen *poisonCrashS
 
 func TestCrashPoison(t *testing.T) {
 	ops := crashOps(3, 240)
-	for _, site := range structtest.PoisonSites(0, poisonSegSize) {
-		t.Run(site.Name, func(t *testing.T) {
-			m := &crashModel{segSize: poisonSegSize}
-			var seen poisonCrashSeen
-			rep := crash.Test(t, poisonCrashConfig(3, 8), crashWorkload(ops, broken{}, m), poisonCrashCheck(ops, m, site.Off, &seen))
-			t.Logf("%v; %+v", rep, seen)
-			require.Positive(t, seen.lostEntries, "no image lost an entry to the poison")
-			require.Positive(t, seen.served)
-			if site.Name == "header" {
-				require.Positive(t, seen.lostSegs)
-			}
-		})
+	for _, v := range pathVariants {
+		for _, site := range structtest.PoisonSites(0, poisonSegSize) {
+			t.Run(v.name+"/"+site.Name, func(t *testing.T) {
+				m := &crashModel{segSize: poisonSegSize}
+				b := broken{workers: v.workers}
+				var seen poisonCrashSeen
+				rep := crash.Test(t, poisonCrashConfig(3, 8), crashWorkload(ops, b, m), poisonCrashCheck(ops, m, b, site.Off, &seen))
+				t.Logf("%v; %+v", rep, seen)
+				require.Positive(t, seen.lostEntries, "no image lost an entry to the poison")
+				require.Positive(t, seen.served)
+				if site.Name == "header" {
+					require.Positive(t, seen.lostSegs)
+				}
+			})
+		}
 	}
 }

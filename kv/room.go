@@ -121,11 +121,11 @@ func (rw *roomWait) done(s *Store) {
 	}
 }
 
-// route is the worker a write goes to: the router's pick, or while
+// route is the worker a write of serial goes to: the router's pick, or while
 // retrying, the next worker of this round.
-func (s *Store) route(rw *roomWait) *worker {
+func (s *Store) route(rw *roomWait, serial uint64) *worker {
 	if !rw.started {
-		return s.next()
+		return s.writer(serial)
 	}
 	return s.workers[(rw.first+rw.tries)%len(s.workers)]
 }
@@ -242,8 +242,9 @@ func (s *Store) writeRetry(re *roomError, kind opKind, key, value []byte, dl uin
 			r.cond, r.l = true, *cond
 		}
 		r.serial = s.serial.Add(1)
-		s.route(&rw).q <- r
-		<-r.done
+		w := s.route(&rw, r.serial)
+		w.send(r)
+		w.await(r)
 		tok, err := r.tok, r.err
 		s.putReq(r)
 		s.ops.RUnlock()

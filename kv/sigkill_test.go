@@ -41,15 +41,16 @@ const (
 	killClients     = 4
 	childEnv        = "BRAID_KV_CHILD_DIR"
 	childMergeEnv   = "BRAID_KV_CHILD_MERGE"
+	childPathEnv    = "BRAID_KV_CHILD_PATH" // the child's pathVariant
 )
 
-func killOptions(dir string, merge bool) *Options {
-	return fakeNUMA(&Options{
+func killOptions(dir string, v pathVariant, merge bool) *Options {
+	return fakeNUMA(v.apply(&Options{
 		Devices:       []string{filepath.Join(dir, "dev0"), filepath.Join(dir, "dev1")},
 		CheckpointDir: filepath.Join(dir, "ckpt"),
 		SegmentSize:   64 << 10, DeviceSize: 40 * 64 << 10, WorkersPerDevice: 2, PMem: true,
 		MergeLogs: merge,
-	}, 2)
+	}), 2)
 }
 
 func TestSigkillChild(t *testing.T) {
@@ -58,7 +59,7 @@ func TestSigkillChild(t *testing.T) {
 		t.Skip("the child of TestSigkill")
 	}
 	out := os.NewFile(3, "history")
-	s, err := Open(killOptions(dir, os.Getenv(childMergeEnv) != ""))
+	s, err := Open(killOptions(dir, variantNamed(os.Getenv(childPathEnv)), os.Getenv(childMergeEnv) != ""))
 	if err != nil {
 		fmt.Fprintf(out, "X open: %v\n", err)
 		os.Exit(1)
@@ -157,13 +158,15 @@ var kvModel = porcupine.Model{
 }
 
 func TestSigkill(t *testing.T) {
-	t.Run("direct", func(t *testing.T) { sigkillRounds(t, false, killRounds, 42) })
-	t.Run("merge", func(t *testing.T) { sigkillRounds(t, true, killMergeRounds, 43) })
+	for _, v := range pathVariants {
+		t.Run(v.name+"/direct", func(t *testing.T) { sigkillRounds(t, v, false, killRounds, 42) })
+		t.Run(v.name+"/merge", func(t *testing.T) { sigkillRounds(t, v, true, killMergeRounds, 43) })
+	}
 }
 
-func sigkillRounds(t *testing.T, merge bool, rounds int, seed uint64) {
+func sigkillRounds(t *testing.T, v pathVariant, merge bool, rounds int, seed uint64) {
 	dir := structtest.TempShm(t)
-	o := killOptions(dir, merge)
+	o := killOptions(dir, v, merge)
 	for _, d := range o.Devices {
 		require.NoError(t, os.Mkdir(d, 0o755))
 	}
@@ -172,7 +175,7 @@ func sigkillRounds(t *testing.T, merge bool, rounds int, seed uint64) {
 	var totalOps, totalUnknown int
 	for round := range rounds {
 		acks := 30 + rnd.Intn(300)
-		ops, unknown := killRound(t, dir, merge, uint64(round+1), acks)
+		ops, unknown := killRound(t, dir, v, merge, uint64(round+1), acks)
 		// The state before the round, as a put before everything.
 		var h []porcupine.Operation
 		for k := range killKeys {
@@ -220,11 +223,12 @@ func sigkillRounds(t *testing.T, merge bool, rounds int, seed uint64) {
 // killRound runs the child until it reported acks returns, kills it, and
 // returns its history (operations without a return have an unknown
 // outcome and an open end).
-func killRound(t *testing.T, dir string, merge bool, seed uint64, acks int) ([]porcupine.Operation, int) {
+func killRound(t *testing.T, dir string, v pathVariant, merge bool, seed uint64, acks int) ([]porcupine.Operation, int) {
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSigkillChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir, fmt.Sprintf("BRAID_KV_CHILD_SEED=%d", seed))
+	cmd.Env = append(cmd.Env, childPathEnv+"="+v.name)
 	if merge {
 		cmd.Env = append(cmd.Env, childMergeEnv+"=1")
 	}
@@ -275,7 +279,7 @@ func killRound(t *testing.T, dir string, merge bool, seed uint64, acks int) ([]p
 			c.op.Return, c.ret = ts, true
 			if returns == acks/2 && seed%4 == 1 {
 				// The child holds the store: another process is refused.
-				if _, err := Open(killOptions(dir, merge)); !errors.Is(err, ErrBusy) {
+				if _, err := Open(killOptions(dir, v, merge)); !errors.Is(err, ErrBusy) {
 					t.Errorf("open while the child runs: %v, want ErrBusy", err)
 				}
 			}

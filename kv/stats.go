@@ -24,6 +24,9 @@ func (s *Store) Stats() Stats {
 		st.AppendedBytes += w.appended.Load()
 		st.MediaBytes += w.media.Load()
 	}
+	for i := range s.reads {
+		st.Gets += s.reads[i].n.Load()
+	}
 	st.MediaBytes += s.stats.mediaBytes.Load()
 	st.TokenHits, st.TokenMisses = s.stats.tokenHits.Load(), s.stats.tokenMisses.Load()
 	st.GCPasses, st.GCMoved = s.stats.gcPasses.Load(), s.stats.gcMoved.Load()

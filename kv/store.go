@@ -32,7 +32,6 @@ type Store struct {
 	storeID uint64
 	epoch   atomic.Uint64  // last segment epoch handed out
 	serial  atomic.Uint64  // last serial number handed out
-	rr      atomic.Uint64  // round-robin spread of writes
 	spread  []*worker      // the order writes visit the workers (routeOrder)
 	placed  sync.WaitGroup // the workers have placed themselves (start)
 
@@ -65,6 +64,10 @@ type Store struct {
 	stats   storeStats
 	exp     expiry // deadlines (expire.go)
 	pool    sync.Pool
+	// readers bounds each device's concurrent direct reads (a semaphore;
+	// nil: no bound; Options.ReadersPerDevice).
+	readers []chan struct{}
+	reads   [readStripes]readCounter // direct reads made
 }
 
 // broken switches on the deliberately broken variants the crash tests
@@ -83,6 +86,7 @@ type broken struct {
 	// worker at a time writes, when the workload calls (a simulated crash
 	// point looks at the regions while the others are idle).
 	oneWriter bool
+	workers   bool // not a bug either: the crash tests' switch for the workers' data path (WorkerReads)
 	// unfencedMax, not a bug either, when > 0 replaces maxUnfencedMeta,
 	// so that the crash tests' small batches fence on the way too.
 	unfencedMax int
@@ -177,6 +181,12 @@ func (s *Store) prefault() {
 func (s *Store) start() {
 	s.spread = s.routeOrder()
 	s.placed.Add(len(s.workers))
+	s.readers = make([]chan struct{}, len(s.devs))
+	if n := s.c.readers; n > 0 {
+		for i := range s.readers {
+			s.readers[i] = make(chan struct{}, n)
+		}
+	}
 	for _, w := range s.workers {
 		s.wg.Add(1)
 		go w.run()
@@ -257,11 +267,12 @@ func (s *Store) checkKV(key, value []byte) error {
 	return nil
 }
 
-// next picks the worker for a write: uniform over the workers of all
-// devices, consecutive picks alternating NUMA nodes, then devices
-// (routeOrder).
-func (s *Store) next() *worker {
-	return s.spread[s.rr.Add(1)%uint64(len(s.spread))]
+// writer is the worker for a write of serial number serial: uniform over
+// the workers of all devices, consecutive serials alternating NUMA nodes,
+// then devices (routeOrder). The serial is the spread, so that a write
+// costs the router one atomic.
+func (s *Store) writer(serial uint64) *worker {
+	return s.spread[serial%uint64(len(s.spread))]
 }
 
 // write runs a put or delete to completion.
@@ -314,7 +325,7 @@ func (s *Store) PutAsync(key, value []byte, done func(Token, error)) error {
 	copy(buf[len(key):], value)
 	r.key, r.value = buf[:len(key):len(key)], buf[len(key):]
 	r.serial = s.serial.Add(1)
-	s.next().q <- r // the worker's complete releases s.ops
+	s.writer(r.serial).send(r) // the worker's complete releases s.ops
 	return nil
 }
 
@@ -351,8 +362,9 @@ func (s *Store) Apply(b *Batch) error {
 		for i := range r.serials {
 			r.serials[i] = last - uint64(len(ops)-1-i)
 		}
-		s.route(&rw).q <- r
-		<-r.done
+		w := s.route(&rw, last)
+		w.send(r)
+		w.await(r)
 		err, n := r.err, r.nops
 		s.putReq(r)
 		s.ops.RUnlock()
@@ -372,170 +384,6 @@ func (s *Store) Apply(b *Batch) error {
 func (s *Store) owner(g *segment) *worker {
 	w := s.c.workers
 	return s.workers[g.dev.idx*w+g.owner%w]
-}
-
-// maxRetries bounds the lookups of a get racing with the cleaner.
-const maxRetries = 1000
-
-// Get returns a copy of key's value, or ErrNotFound. The value is read by
-// the worker owning its data segment, and its checksum is checked.
-func (s *Store) Get(key []byte) ([]byte, error) {
-	if err := s.checkKey(key); err != nil {
-		return nil, err
-	}
-	if err := s.enter(); err != nil {
-		return nil, err
-	}
-	defer s.ops.RUnlock()
-	return s.get(key)
-}
-
-func (s *Store) get(key []byte) ([]byte, error) {
-	for range maxRetries {
-		l, ok := s.idx.lookup(key)
-		if !ok || l.tomb() {
-			return nil, ErrNotFound
-		}
-		v, err, retry := s.readAt(opGet, key, l, 0)
-		if !retry {
-			return v, err
-		}
-	}
-	return nil, fmt.Errorf("kv: get of a key moved by the cleaner %d times in a row", maxRetries)
-}
-
-// readAt sends a read of l to its worker; retry when the segment was
-// retired under the lookup.
-func (s *Store) readAt(kind opKind, key []byte, l loc, hint uint32) (v []byte, err error, retry bool) {
-	r := s.sendAt(kind, key, l, hint)
-	if r == nil {
-		return nil, nil, true
-	}
-	return s.answer(r)
-}
-
-// sendAt pins l's segment and sends the read of l to its worker without
-// waiting; nil when the segment is gone or was retired under the lookup.
-func (s *Store) sendAt(kind opKind, key []byte, l loc, hint uint32) *request {
-	if int(l.dev) >= len(s.devs) || int(l.seg) >= len(s.devs[l.dev].segs) {
-		return nil
-	}
-	g := s.devs[l.dev].segs[l.seg]
-	if !g.pin(l.epoch) {
-		return nil
-	}
-	r := s.getReq()
-	r.kind, r.key, r.l, r.hint = kind, key, l, hint
-	s.owner(g).q <- r
-	return r
-}
-
-// answer waits for the read r and returns its value, its error and
-// whether it missed (a token get that must take the slow way).
-func (s *Store) answer(r *request) (v []byte, err error, miss bool) {
-	<-r.done
-	v, err, miss = r.val, r.err, r.miss
-	s.putReq(r)
-	return v, err, miss
-}
-
-// GetWithToken is Get through the fast path: t (from PutToken or
-// PutAsync) names the worker and place to read, validated as Token says;
-// a token that fails validation falls back to Get.
-func (s *Store) GetWithToken(key []byte, t Token) ([]byte, error) {
-	if err := s.checkKey(key); err != nil {
-		return nil, err
-	}
-	if err := s.enter(); err != nil {
-		return nil, err
-	}
-	defer s.ops.RUnlock()
-	if t.l.serial != 0 && int(t.l.klen) == len(key) {
-		v, err, miss := s.readAt(opTokenGet, key, t.l, t.hint)
-		if !miss && err == nil {
-			s.stats.tokenHits.Add(1)
-			return v, nil
-		}
-	}
-	s.stats.tokenMisses.Add(1)
-	return s.get(key)
-}
-
-// Scan calls fn for every key in [from, to) in key order (to nil: no
-// upper bound) with its value, until fn returns false. It needs
-// Options.OrderedIndex (else ErrNoOrder). The slices passed to fn are
-// valid only during the call. Keys written during the scan may or may
-// not be seen; each value seen is the latest when it was read.
-func (s *Store) Scan(from, to []byte, fn func(key, value []byte) bool) error {
-	if s.idx.order == nil {
-		return ErrNoOrder
-	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.ops.RUnlock()
-	s.drainMerge()
-	var err error
-	reads := make([]scanRead, 0, scanChunk)
-	s.idx.scanChunks(from, to, func(keys []string) bool {
-		// The chunk's reads go to their workers at once, then are taken
-		// in key order: a worker serves the ones it holds in one batch,
-		// and the scan waits about once per chunk, not once per key.
-		reads = reads[:0]
-		for _, k := range keys {
-			reads = append(reads, s.sendRead([]byte(k)))
-		}
-		more := true
-		for i := range reads {
-			rd := &reads[i]
-			v, e := rd.wait(s)
-			switch {
-			case !more:
-			case e == ErrNotFound:
-			case e != nil:
-				err, more = e, false
-			default:
-				more = fn(rd.key, v)
-			}
-		}
-		return more
-	})
-	return err
-}
-
-// scanRead is one read of a scan: sent to its worker (r), or to be done
-// by get when the key was not found or its segment was retired under the
-// lookup.
-type scanRead struct {
-	key      []byte
-	r        *request
-	notFound bool
-}
-
-// sendRead looks key up and sends the read of its latest version to the
-// worker that owns it, without waiting.
-func (s *Store) sendRead(key []byte) scanRead {
-	l, ok := s.idx.lookup(key)
-	if !ok || l.tomb() {
-		return scanRead{key: key, notFound: true}
-	}
-	return scanRead{key: key, r: s.sendAt(opGet, key, l, 0)}
-}
-
-// wait returns the read's value: the worker's answer, or get's.
-func (rd *scanRead) wait(s *Store) ([]byte, error) {
-	switch {
-	case rd.notFound:
-		return nil, ErrNotFound
-	case rd.r == nil:
-		return s.get(rd.key)
-	}
-	v, err, miss := s.answer(rd.r)
-	rd.r = nil
-	if miss {
-		return s.get(rd.key)
-	}
-	return v, err
 }
 
 // Close writes a checkpoint, stops the workers and unmaps the devices.

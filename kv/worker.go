@@ -2,7 +2,6 @@ package kv
 
 import (
 	"bytes"
-	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -99,6 +98,12 @@ type worker struct {
 	appended, media                   atomic.Uint64
 	_                                 [64]byte
 }
+
+// send queues r for the worker.
+func (w *worker) send(r *request) { w.q <- r }
+
+// await waits until r, sent to w, is complete.
+func (w *worker) await(r *request) { <-r.done }
 
 func (w *worker) run() {
 	defer w.s.wg.Done()
@@ -201,9 +206,12 @@ func (w *worker) commit(batch []*request) {
 		if gate != nil && !clientWrites(batch) {
 			gate = nil
 		}
+		// Written (so that a reader of the acknowledged records does not
+		// race the write), acknowledged, and only then fenced.
+		err := w.flush()
 		w.ack(batch, true)
 		gate.park()
-		if w.flush() == nil {
+		if err == nil {
 			_ = w.s.fence(w.m.g, w.d.g)
 			w.unfenced = 0
 		}
@@ -560,36 +568,15 @@ func (w *worker) marker() {
 	w.appended.Add(entrySize)
 }
 
-// read answers a get: the record at r.l, checked against its key and CRC.
+// read answers a get sent to the worker (Options.WorkerReads): the
+// record at r.l, checked against its key and CRC.
 func (w *worker) read(r *request) {
 	defer w.dev.segs[r.l.seg].unpin()
-	key, val, err := w.s.record(r.l)
-	switch {
-	case err != nil:
-		r.err = err
-		return
-	case !bytes.Equal(key, r.key):
-		if r.kind == opTokenGet {
-			r.miss = true
-			return
-		}
-		r.err = fmt.Errorf("%w: device %d segment %d offset %d holds another key than the index says", ErrCorrupt, r.l.dev, r.l.seg, r.l.off)
-		return
+	val, dl, err, miss := w.s.readRecord(r.kind, r.key, r.l, r.hint)
+	r.dl, r.err, r.miss = dl, err, miss
+	if err == nil && !miss {
+		r.val = append(make([]byte, 0, len(val)), val...)
 	}
-	if r.kind == opTokenGet && !w.s.idx.latest(r.key, keyHash(r.key), r.hint, r.l.serial) {
-		r.miss = true
-		return
-	}
-	if r.l.tomb() {
-		r.err = ErrNotFound
-		return
-	}
-	if r.l.ttl() {
-		if val, r.err = w.s.unexpired(r, val); r.err != nil {
-			return
-		}
-	}
-	r.val = append(make([]byte, 0, len(val)), val...)
 }
 
 // position is where this worker's logs stand (for a checkpoint, taken
