@@ -41,9 +41,10 @@ func key8(i uint64) []byte { return binary.BigEndian.AppendUint64(nil, i) }
 // BenchmarkPut: durable puts of 8-byte keys, from 16 goroutines at once
 // (sync), as PutAsync with up to 256 in flight (async), and as Apply of
 // 64 puts (batch); "nobatch" is sync with batching off (one fence per
-// put), "merge" sync with MergeLogs.
+// put), "merge" sync with MergeLogs; "-dedicated" with DedicatedWorkers
+// (SKYE's worker goroutines) instead of combining clients.
 func BenchmarkPut(b *testing.B) {
-	for _, mode := range []string{"sync", "nobatch", "merge", "async", "batch"} {
+	for _, mode := range []string{"sync", "sync-dedicated", "nobatch", "merge", "async", "async-dedicated", "batch", "batch-dedicated"} {
 		for _, size := range benchSizes {
 			b.Run(fmt.Sprintf("%s/%dB", mode, size), func(b *testing.B) { benchPut(b, mode, size) })
 		}
@@ -54,6 +55,8 @@ func benchPut(b *testing.B, mode string, size int) {
 	o := benchOptions(b, 1, 1<<30)
 	o.NoBatching = mode == "nobatch"
 	o.MergeLogs = mode == "merge"
+	o.DedicatedWorkers = strings.HasSuffix(mode, "-dedicated")
+	mode = strings.TrimSuffix(mode, "-dedicated")
 	s, err := Open(o)
 	if err != nil {
 		b.Fatal(err)

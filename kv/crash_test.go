@@ -43,7 +43,7 @@ func crashConfig(seed uint64, images int) crash.Config {
 
 func crashOptions(region func(string) *persist.Region, fs *memDir, b broken) *Options {
 	return fakeNUMA(&Options{
-		SegmentSize: crashSegSize, WorkersPerDevice: 1, GCThreshold: -1, Shards: 4, MergeLogs: b.mergeLogs, WorkerReads: b.workers,
+		SegmentSize: crashSegSize, WorkersPerDevice: 1, GCThreshold: -1, Shards: 4, MergeLogs: b.mergeLogs, WorkerReads: b.workers, DedicatedWorkers: b.workers,
 		media:  &simMedia{devs: crashDevs, segs: crashSegs, region: region, fs: fs},
 		broken: b,
 	}, crashDevs)

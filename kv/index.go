@@ -2,6 +2,7 @@ package kv
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -242,6 +243,20 @@ func (x *index) publish(w int, ups []upd, hints []uint32) {
 	// every batch, which would cost a goroutine wake-up per batch.
 	if n := x.merge[w].add(ups); n >= mergeKick || n == len(ups) {
 		x.s.kickMerger()
+	}
+}
+
+// reserve sizes the shards for n keys in all (a key's shard is uniform
+// over the shards: each is sized for its share and a margin of 4 standard
+// deviations).
+func (x *index) reserve(n int) {
+	per := float64(n) / float64(len(x.shards))
+	per += 4*math.Sqrt(per) + 1
+	for i := range x.shards {
+		sh := &x.shards[i]
+		sh.mu.Lock()
+		sh.t.reserve(int(per))
+		sh.mu.Unlock()
 	}
 }
 

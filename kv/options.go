@@ -88,6 +88,20 @@ type Options struct {
 	// DirectIndex updates the sharded index directly in the workers (the
 	// default); it wins over MergeLogs.
 	DirectIndex bool
+	// DedicatedWorkers runs each worker as a goroutine of its own that
+	// takes the requests from its queue and writes them (SKYE's design: a
+	// put costs two goroutine hand-offs, client -> worker -> client).
+	// Without it (the default) the clients combine: one whose worker's
+	// writer slot is free writes what is queued itself, one fence per
+	// batch, and the others wait (the README measures both). Either way a
+	// worker is the sole writer of its logs, and the serials come from
+	// the router. BatchWait applies to dedicated workers only.
+	DedicatedWorkers bool
+	// ExpectedKeys, when > 0, sizes the index's hash shards at Open for
+	// this many keys (a load whose size is known: pmkv bench), so that
+	// the puts of the load never grow a shard (a growth rehashes the
+	// shard under its lock). The shards still grow past it.
+	ExpectedKeys int
 	// WorkerReads sends every read (Get, GetWithToken, Scan) to the
 	// worker that owns the record's data segment, SKYE's read path,
 	// instead of reading the record in the calling goroutine (the
@@ -314,6 +328,8 @@ func (c *config) resolveSizes() error {
 		return fmt.Errorf("%w: MaxKey+MaxValue %d must be at most a quarter of SegmentSize %d", ErrInvalid, c.MaxKey+c.MaxValue, c.SegmentSize)
 	case c.Shards < 1 || c.Shards > 1<<16:
 		return fmt.Errorf("%w: Shards %d, want 1..65536", ErrInvalid, c.Shards)
+	case c.ExpectedKeys < 0 || c.ExpectedKeys > 1<<40:
+		return fmt.Errorf("%w: ExpectedKeys %d, want 0..%d", ErrInvalid, c.ExpectedKeys, int64(1<<40))
 	case c.CheckpointInterval < 0:
 		return fmt.Errorf("%w: CheckpointInterval %v is negative", ErrInvalid, c.CheckpointInterval)
 	}

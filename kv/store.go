@@ -86,7 +86,7 @@ type broken struct {
 	// worker at a time writes, when the workload calls (a simulated crash
 	// point looks at the regions while the others are idle).
 	oneWriter bool
-	workers   bool // not a bug either: the crash tests' switch for the workers' data path (WorkerReads)
+	workers   bool // not a bug either: the crash tests' switch for the workers' data path (WorkerReads, DedicatedWorkers)
 	// unfencedMax, not a bug either, when > 0 replaces maxUnfencedMeta,
 	// so that the crash tests' small batches fence on the way too.
 	unfencedMax int
@@ -181,6 +181,9 @@ func (s *Store) prefault() {
 func (s *Store) start() {
 	s.spread = s.routeOrder()
 	s.placed.Add(len(s.workers))
+	if n := s.c.ExpectedKeys; n > 0 {
+		s.idx.reserve(n)
+	}
 	s.readers = make([]chan struct{}, len(s.devs))
 	if n := s.c.readers; n > 0 {
 		for i := range s.readers {
@@ -189,7 +192,12 @@ func (s *Store) start() {
 	}
 	for _, w := range s.workers {
 		s.wg.Add(1)
-		go w.run()
+		if s.c.DedicatedWorkers {
+			go w.run()
+			continue
+		}
+		w.c.kick = make(chan struct{}, 1)
+		go w.runCombining()
 	}
 	s.placed.Wait() // every worker has bound itself to its node (numa.go)
 	if s.c.ReadOnly {
@@ -412,7 +420,11 @@ func (s *Store) shutdown() {
 	s.stalls.Wait()
 	s.bg.Wait()
 	for _, w := range s.workers {
-		close(w.q)
+		if s.c.DedicatedWorkers {
+			close(w.q)
+		} else {
+			close(w.c.kick)
+		}
 	}
 	s.wg.Wait()
 	s.closeMedia()

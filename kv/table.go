@@ -261,7 +261,7 @@ func (t *table) prefetch(h uint32) {
 	}
 }
 
-// reserve sizes an empty table for n entries.
+// reserve sizes the table for n entries (it only grows it).
 func (t *table) reserve(n int) {
 	size := minSlots
 	for size*maxLoad < n*4 {

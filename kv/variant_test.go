@@ -16,7 +16,7 @@ import (
 // the store (crash, SIGKILL, model, linearizability) run on each.
 type pathVariant struct {
 	name    string
-	workers bool // SKYE's: dedicated workers write, and reads go to them (Options.WorkerReads)
+	workers bool // SKYE's: dedicated workers write (DedicatedWorkers), and reads go to them (WorkerReads)
 }
 
 var pathVariants = []pathVariant{{name: "direct"}, {name: "workers", workers: true}}
@@ -32,7 +32,7 @@ func variantNamed(name string) pathVariant {
 }
 
 func (v pathVariant) apply(o *Options) *Options {
-	o.WorkerReads = v.workers
+	o.WorkerReads, o.DedicatedWorkers = v.workers, v.workers
 	return o
 }
 
