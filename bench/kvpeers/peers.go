@@ -30,6 +30,8 @@ type Options struct {
 	KVWorkers int
 	// KVSegmentSize is kv's segment size (0: kv's default).
 	KVSegmentSize int64
+	// KVExpectedKeys sizes kv's index for the load (kv.Options.ExpectedKeys).
+	KVExpectedKeys int
 }
 
 // Open opens engine in dir (created when missing) in its durable mode.
@@ -46,7 +48,8 @@ func Open(engine, dir string, o Options) (ycsb.DB, ycsb.Info, error) {
 			}
 		}
 		s, err := kv.Open(&kv.Options{Devices: []string{filepath.Join(dir, "dev0")}, CheckpointDir: filepath.Join(dir, "ckpt"),
-			OrderedIndex: true, PMem: true, DeviceSize: o.KVDeviceSize, SegmentSize: o.KVSegmentSize, WorkersPerDevice: o.KVWorkers})
+			OrderedIndex: true, PMem: true, DeviceSize: o.KVDeviceSize, SegmentSize: o.KVSegmentSize, WorkersPerDevice: o.KVWorkers,
+			ExpectedKeys: o.KVExpectedKeys})
 		if err != nil {
 			return nil, info, err
 		}

@@ -224,6 +224,7 @@ func (b *benchFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	o.ExpectedKeys = int(b.records) // the load phase never grows the index
 	s, err := openStore(o)
 	if err != nil {
 		b.sf.unmake()

@@ -77,7 +77,7 @@ func kvOptions(c cfg, value int) kvpeers.Options {
 	need := (c.records + c.ops*int64(len(c.workloads))) * per * 2
 	const seg = 64 << 20
 	size := max((need+seg-1)/seg*seg, 16*seg)
-	return kvpeers.Options{KVDeviceSize: size}
+	return kvpeers.Options{KVDeviceSize: size, KVExpectedKeys: int(c.records)}
 }
 
 type cell struct {
