@@ -29,6 +29,8 @@ const (
 	MaxSegmentSize = 1 << 31
 	// MaxKeyLimit is the largest MaxKey (16-bit key lengths on media).
 	MaxKeyLimit = 1<<16 - 1
+	// maxExpectedKeys bounds Options.ExpectedKeys (the shards' DRAM).
+	maxExpectedKeys = 1 << 31
 	// MinBatchBytes is the smallest batch threshold: one media unit.
 	MinBatchBytes = 256
 )
@@ -328,8 +330,8 @@ func (c *config) resolveSizes() error {
 		return fmt.Errorf("%w: MaxKey+MaxValue %d must be at most a quarter of SegmentSize %d", ErrInvalid, c.MaxKey+c.MaxValue, c.SegmentSize)
 	case c.Shards < 1 || c.Shards > 1<<16:
 		return fmt.Errorf("%w: Shards %d, want 1..65536", ErrInvalid, c.Shards)
-	case c.ExpectedKeys < 0 || c.ExpectedKeys > 1<<40:
-		return fmt.Errorf("%w: ExpectedKeys %d, want 0..%d", ErrInvalid, c.ExpectedKeys, int64(1<<40))
+	case c.ExpectedKeys < 0 || int64(c.ExpectedKeys) > maxExpectedKeys:
+		return fmt.Errorf("%w: ExpectedKeys %d, want 0..%d", ErrInvalid, c.ExpectedKeys, int64(maxExpectedKeys))
 	case c.CheckpointInterval < 0:
 		return fmt.Errorf("%w: CheckpointInterval %v is negative", ErrInvalid, c.CheckpointInterval)
 	}
