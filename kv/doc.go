@@ -1,13 +1,16 @@
 // Package kv is braid's SKYE-style write-optimized key-value store
-// (papers/002): every access to persistent memory is made by a fixed
-// number of dedicated workers per device, each the sole owner of one data
-// log and one metadata log (nvLOG); application goroutines only talk to
-// the router, the DRAM index and the workers' bounded queues.
+// (papers/002): a fixed number of workers per device, each the sole
+// owner of one data log and one metadata log (nvLOG), write in batches
+// with one fence each. By default the clients combine (the one that finds
+// a worker's writer slot free writes what is queued on it) and reads are
+// made in the caller; Options.DedicatedWorkers and WorkerReads run SKYE's
+// worker goroutines for both instead.
 //
-//	client -> router (serial number, spread) -> worker queue -> worker:
-//	          data log + metadata log (one fence per batch) -> sharded
-//	          index (+ ordered index), or with Options.MergeLogs a merge
-//	          log -> merger -> index; cleaner (GC); checkpoints
+//	client -> router (serial number, spread) -> worker queue -> writer
+//	          (a leading client, or the worker): data log + metadata log
+//	          (one fence per batch) -> sharded index (+ ordered index), or
+//	          with Options.MergeLogs a merge log -> merger -> index;
+//	          cleaner (GC); checkpoints
 //
 // The README has the design, the on-media layouts and the figures.
 //

@@ -307,8 +307,9 @@ func (s *Store) Delete(key []byte) error {
 	return err
 }
 
-// PutAsync queues a put and returns; done is called once, from a worker
-// (or, for a put that found no free segment and waited for the cleaner,
+// PutAsync queues a put and returns; done is called once, from the
+// goroutine that writes its batch (a worker, or a client leading a batch
+// on the combining path; or, for a put that found no free segment and waited for the cleaner,
 // from the goroutine that waited; room.go), when the put is durable (with
 // its token) or failed. done must be quick and must not call the store.
 // key and value are copied. A full queue blocks PutAsync (admission
