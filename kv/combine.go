@@ -173,10 +173,12 @@ func (w *worker) take() []*request {
 }
 
 // runCombining is the worker's goroutine on the combining path: it leads
-// when a PutAsync (or a queue of them only) wakes it. (NUMA placement
-// binds dedicated workers only: here the clients write most batches.)
+// when a PutAsync (or a queue of them only) wakes it. NUMA placement binds
+// it as it binds a dedicated worker (numa.go); the batches the clients
+// lead run where the clients run.
 func (w *worker) runCombining() {
 	defer w.s.wg.Done()
+	w.cpus.Store(w.s.c.bindToNode(w.s.c.workerNode(w.dev.idx)))
 	w.s.placed.Done()
 	for range w.c.kick {
 		w.lead(true)
