@@ -105,7 +105,8 @@ bench-pmdk:
 # test never builds the peers): the adapters' contract test, then YCSB
 # load, A-F on kv, Badger, Pebble, bbolt and goleveldb in one run, with
 # 100 B and 1 KiB values, 1 M records, 4 and 16 clients; ops/s with kv's
-# ratio to the best peer, bytes on disk, reopen after SIGKILL. The table is
+# ratio to the best peer, bytes on disk (after the load, over the key and
+# value bytes loaded, and after the run), reopen after SIGKILL. The table is
 # kept in $(BIN)/bench-kv.txt. BENCH_KV_FLAGS adds kvcompare flags (e.g.
 # -records 100000 -ops 50000).
 BENCH_KV_FLAGS ?=

@@ -1,8 +1,10 @@
 // Command kvcompare runs YCSB load, A, B, C, D, E and F on kv and on Go's
 // stores (bench/kvpeers) in one run, for each value size and client count,
 // and prints ops/s per engine and workload with kv's ratio to the best
-// peer, the bytes on disk after the run, and the reopen time after a
-// SIGKILL. make bench-kv runs it.
+// peer, the space each uses (the allocated bytes of every file under its
+// directory, after the load and after the run, and after the load over the
+// key and value bytes loaded), and the reopen time after a SIGKILL. make
+// bench-kv runs it.
 package main
 
 import (
@@ -99,7 +101,7 @@ func compare(ctx context.Context, c cfg) error {
 	for _, value := range c.values {
 		for _, clients := range c.clients {
 			res := map[string]map[string]cell{} // workload -> engine -> cell
-			disk := map[string]int64{}
+			disk := map[string]space{}
 			infos := map[string]ycsb.Info{}
 			for _, e := range c.engines {
 				dir, err := os.MkdirTemp(c.dir, "kvcompare-"+e+"-")
@@ -124,7 +126,7 @@ func compare(ctx context.Context, c cfg) error {
 }
 
 func runEngine(ctx context.Context, c cfg, e, dir string, value, clients int, ws []ycsb.Workload,
-	res map[string]map[string]cell, disk map[string]int64, infos map[string]ycsb.Info) error {
+	res map[string]map[string]cell, disk map[string]space, infos map[string]ycsb.Info) error {
 	db, info, err := kvpeers.Open(e, dir, kvOptions(c, value))
 	if err != nil {
 		return err
@@ -151,6 +153,7 @@ func runEngine(ctx context.Context, c cfg, e, dir string, value, clients int, ws
 		return err
 	}
 	put(r)
+	sp := space{loaded: loadedBytes(c.records, value), afterLoad: kvpeers.DiskBytes(dir)}
 	for _, w := range ws {
 		r, err := b.Run(ctx, w, ycsb.Run{Operations: c.ops})
 		if err != nil {
@@ -162,12 +165,32 @@ func runEngine(ctx context.Context, c cfg, e, dir string, value, clients int, ws
 	if err := db.Close(); err != nil {
 		return err
 	}
-	disk[e] = kvpeers.DiskBytes(dir)
+	sp.afterRun = kvpeers.DiskBytes(dir)
+	disk[e] = sp
 	fmt.Fprintf(os.Stderr, "kvcompare: %s done (%d B, %d clients)\n", e, value, clients)
 	return nil
 }
 
-func printTable(c cfg, value, clients int, ws []ycsb.Workload, res map[string]map[string]cell, disk map[string]int64, infos map[string]ycsb.Info) {
+// space is an engine's allocated bytes (st_blocks*512 summed over every
+// file under its directory: kv's device files and checkpoints) after the
+// load, still open, and after the run, closed; loaded is the key and value
+// bytes the load stored.
+type space struct {
+	loaded, afterLoad, afterRun int64
+}
+
+// loadedBytes is the key and value bytes of the load's records.
+func loadedBytes(records int64, value int) int64 {
+	var kb []byte
+	n := records * int64(value)
+	for i := range records {
+		kb = ycsb.KeyFormat{}.Append(kb[:0], i)
+		n += int64(len(kb))
+	}
+	return n
+}
+
+func printTable(c cfg, value, clients int, ws []ycsb.Workload, res map[string]map[string]cell, disk map[string]space, infos map[string]ycsb.Info) {
 	fmt.Printf("\n## %d-byte values, %d clients (ops/s; p99 µs in brackets)\n\n", value, clients)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload\t%s\tkv / best peer\n", strings.Join(c.engines, "\t"))
@@ -191,12 +214,20 @@ func printTable(c cfg, value, clients int, ws []ycsb.Workload, res map[string]ma
 		}
 		fmt.Fprintf(tw, "\t%s\n", ratio)
 	}
-	fmt.Fprintf(tw, "disk after\t")
-	for _, e := range c.engines {
-		fmt.Fprintf(tw, "%.1f MiB\t", float64(disk[e])/(1<<20))
+	row := func(name string, f func(sp space) string) {
+		fmt.Fprintf(tw, "%s", name)
+		for _, e := range c.engines {
+			fmt.Fprintf(tw, "\t%s", f(disk[e]))
+		}
+		fmt.Fprintln(tw, "\t")
 	}
-	fmt.Fprintln(tw)
+	mib := func(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+	row("disk after load", func(sp space) string { return mib(sp.afterLoad) })
+	row("  / key+value bytes", func(sp space) string { return fmt.Sprintf("%.2fx", float64(sp.afterLoad)/float64(sp.loaded)) })
+	row("disk after run", func(sp space) string { return mib(sp.afterRun) })
 	tw.Flush()
+	fmt.Printf("  disk: allocated bytes (st_blocks*512) of every file under the engine's directory (kv: device files and checkpoints),\n"+
+		"  after the load (open) and after the workloads (closed); the load stored %s of keys and values\n", mib(disk[c.engines[0]].loaded))
 	for _, e := range c.engines {
 		fmt.Printf("  %s: %s on %s\n", e, infos[e].Durability, filepath.Dir(infos[e].Device))
 	}
