@@ -301,8 +301,8 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 pmbench measures a persistent-memory device through package persist and
 writes the device profile (device.LoadProfile, BRAID_PROFILE): sort's
 thread-pool controller sizes its pools from it and persist takes its
-streaming-store threshold from it; the planned kv store will size its
-workers from it.
+streaming-store threshold from it; kv sizes its workers and readers per
+device from its write and read knees.
 On tmpfs, set BRAID_FORCE_PMEM=1 (or -force-pmem) to measure the flush
 instruction path instead of msync(2).
 

@@ -5,8 +5,8 @@
 // one 8-byte store made durable. It prints a table (or -json) and writes
 // the device profile (device.Profile): today sort's thread-pool
 // controller sizes its pools from it and persist takes its streaming-store
-// threshold (movnt_threshold) from it; the planned kv store is to size its
-// workers from it too.
+// threshold (movnt_threshold) from it; kv sizes its workers and direct
+// readers per device from its write and read knees.
 //
 // Usage:
 //

@@ -4,7 +4,7 @@
 //
 //	pmkv put|get|del KEY [VALUE]      pmkv scan FROM TO      pmkv load FILE
 //	pmkv stats|check|recover|gc|checkpoint
-//	pmkv bench [-workloads load,a,b,c,d,f] [-records N] [-ops N] [-sweep clients=1,2,4]
+//	pmkv bench [-workloads a,b,c,d,e,f] [-records N] [-ops N] [-sweep clients=1,2,4]
 //	pmkv serve [-addr 127.0.0.1:6380]
 //
 // Every command names its store with -dir DIR (devices DIR/dev0..N-1,
