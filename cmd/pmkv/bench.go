@@ -79,6 +79,17 @@ func (b *benchFlags) check() (*plan, error) {
 	if err := b.sf.limits(); err != nil {
 		return nil, err
 	}
+	for _, step := range []func(*plan) error{b.checkWorkloads, b.checkSizes, b.checkSweep, b.checkStore} {
+		if err := step(p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// checkWorkloads reads -workloads, -distribution, -keyorder, -ops and
+// -duration, and decides the ordered index.
+func (b *benchFlags) checkWorkloads(p *plan) error {
 	for _, name := range strings.Split(b.workloads, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" || name == ycsb.LoadPhase {
@@ -86,7 +97,7 @@ func (b *benchFlags) check() (*plan, error) {
 		}
 		w, err := ycsb.Lookup(name)
 		if err != nil {
-			return nil, usagef("-workloads: %v", err)
+			return usagef("-workloads: %v", err)
 		}
 		if b.distribution != "" {
 			w.Distribution = b.distribution
@@ -96,83 +107,100 @@ func (b *benchFlags) check() (*plan, error) {
 	switch b.distribution {
 	case "", ycsb.DistUniform, ycsb.DistZipfian, ycsb.DistLatest:
 	default:
-		return nil, usagef("-distribution %q: want uniform, zipfian or latest", b.distribution)
+		return usagef("-distribution %q: want uniform, zipfian or latest", b.distribution)
 	}
 	if b.keyOrder != "hashed" && b.keyOrder != "ordered" {
-		return nil, usagef("-keyorder %q: want hashed or ordered", b.keyOrder)
+		return usagef("-keyorder %q: want hashed or ordered", b.keyOrder)
 	}
 	switch {
 	case b.ops < 0:
-		return nil, usagef("-ops %d: want 0 (use -duration) or more", b.ops)
+		return usagef("-ops %d: want 0 (use -duration) or more", b.ops)
 	case b.duration < 0:
-		return nil, usagef("-duration %v is negative", b.duration)
+		return usagef("-duration %v is negative", b.duration)
 	case b.ops == 0 && b.duration == 0 && len(p.workloads) > 0:
-		return nil, usagef("-ops 0 needs a -duration")
+		return usagef("-ops 0 needs a -duration")
 	}
 	if !b.sf.given("ordered") {
 		b.sf.ordered = slices.ContainsFunc(p.workloads, ycsb.Workload.Scans)
 	}
 	if !b.sf.ordered && slices.ContainsFunc(p.workloads, ycsb.Workload.Scans) {
-		return nil, usagef("workload E scans: it needs the ordered index (drop -ordered=false)")
+		return usagef("workload E scans: it needs the ordered index (drop -ordered=false)")
 	}
+	p.run = ycsb.Run{Operations: b.ops, Duration: b.duration}
+	return nil
+}
+
+// checkSizes reads -records, -clients, -value and -zeropadding into the
+// YCSB configuration.
+func (b *benchFlags) checkSizes(p *plan) error {
 	switch {
 	case b.records < 1:
-		return nil, usagef("-records %d: want 1 or more", b.records)
+		return usagef("-records %d: want 1 or more", b.records)
 	case b.clients < 1 || b.clients > 1<<16:
-		return nil, usagef("-clients %d: want 1 to 65536", b.clients)
+		return usagef("-clients %d: want 1 to 65536", b.clients)
 	case b.value < 16:
-		return nil, usagef("-value %d: want at least 16 bytes (each value carries its version and key number)", b.value)
+		return usagef("-value %d: want at least 16 bytes (each value carries its version and key number)", b.value)
 	case b.zeroPadding < 1 || b.zeroPadding > 64:
-		return nil, usagef("-zeropadding %d: want 1 to 64", b.zeroPadding)
+		return usagef("-zeropadding %d: want 1 to 64", b.zeroPadding)
 	}
 	p.cfg = ycsb.Config{Records: b.records, ValueSize: int(b.value), Clients: b.clients, Verify: b.verify, Seed: b.seed,
 		Keys: ycsb.KeyFormat{Ordered: b.keyOrder == "ordered", ZeroPadding: b.zeroPadding}}
 	if err := p.cfg.Validate(); err != nil {
-		return nil, cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ycsb: "), Err: err}
+		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ycsb: "), Err: err}
 	}
 	if int(b.value) > b.sf.maxValue {
-		return nil, usagef("-value %d is over the store's limit of %d (%s)", b.value, b.sf.maxValue, b.sf.valueLimit)
+		return usagef("-value %d is over the store's limit of %d (%s)", b.value, b.sf.maxValue, b.sf.valueLimit)
 	}
-	p.run = ycsb.Run{Operations: b.ops, Duration: b.duration}
+	return nil
+}
+
+// checkSweep reads -sweep and -plot.
+func (b *benchFlags) checkSweep(p *plan) error {
 	if b.sweep != "" {
 		list, ok := strings.CutPrefix(b.sweep, "clients=")
 		if !ok {
-			return nil, usagef("-sweep %q: want clients=N,N,... (e.g. clients=1,2,4,8)", b.sweep)
+			return usagef("-sweep %q: want clients=N,N,... (e.g. clients=1,2,4,8)", b.sweep)
 		}
 		for _, s := range strings.Split(list, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || n < 1 || n > 1<<16 {
-				return nil, usagef("-sweep: client count %q: want 1 to 65536", s)
+				return usagef("-sweep: client count %q: want 1 to 65536", s)
 			}
 			p.sweep = append(p.sweep, n)
 		}
 		if len(p.workloads) == 0 {
-			return nil, usagef("-sweep needs a workload to run (-workloads)")
+			return usagef("-sweep needs a workload to run (-workloads)")
 		}
 	}
 	if b.plot != "" {
 		if p.sweep == nil {
-			return nil, usagef("-plot draws a -sweep: give -sweep clients=...")
+			return usagef("-plot draws a -sweep: give -sweep clients=...")
 		}
 		if !strings.HasSuffix(b.plot, ".svg") {
-			return nil, usagef("-plot %s: want a FILE.svg", b.plot)
+			return usagef("-plot %s: want a FILE.svg", b.plot)
 		}
 		if err := checkDir("-plot "+b.plot+": directory ", dirOf(b.plot), false); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// checkStore picks the store bench loads: a temporary one, or an empty
+// -dir.
+func (b *benchFlags) checkStore(p *plan) error {
 	if b.sf.dir == "" && b.sf.devices == "" {
 		d, err := os.MkdirTemp(benchTempRoot(), "pmkv-bench-")
 		if err != nil {
-			return nil, usagef("temporary store under %s: %v", benchTempRoot(), err)
+			return usagef("temporary store under %s: %v", benchTempRoot(), err)
 		}
 		p.tempDir, b.sf.dir = d, d
 	} else if o, err := b.sf.options(true); err != nil {
-		return nil, err
+		return err
 	} else if hasFiles(o.Devices[0]) {
-		return nil, usagef("%s holds a store: bench loads a new one (give an empty or new -dir)", o.Devices[0])
+		return usagef("%s holds a store: bench loads a new one (give an empty or new -dir)", o.Devices[0])
 	}
-	return p, nil
+	return nil
 }
 
 // benchTempRoot is where bench makes its temporary store when no -dir is
@@ -270,16 +298,8 @@ func (b *benchFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	if p.sweep != nil {
 		return runSweep(ctx, bench, p, b, info, bar, rep, stdout)
 	}
-	for _, w := range p.workloads {
-		bar.Start(w.Name, p.run.Operations)
-		res, err := bench.Run(ctx, w, p.run)
-		bar.Stop()
-		if res != nil {
-			add(res)
-		}
-		if err != nil {
-			return err
-		}
+	if err := runWorkloads(ctx, bench, p, bar, add); err != nil {
+		return err
 	}
 	if table != nil {
 		table.Flush()
@@ -291,6 +311,22 @@ func (b *benchFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 		}
 	}
 	return verdict(rep.Results, b.verify, stdout, b.asJSON)
+}
+
+// runWorkloads runs the plan's workloads in order, each result to add.
+func runWorkloads(ctx context.Context, bench *ycsb.Bench, p *plan, bar *cli.Bar, add func(*ycsb.Result)) error {
+	for _, w := range p.workloads {
+		bar.Start(w.Name, p.run.Operations)
+		res, err := bench.Run(ctx, w, p.run)
+		bar.Stop()
+		if res != nil {
+			add(res)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // verdict prints -verify's counts and fails when a read was not correct.

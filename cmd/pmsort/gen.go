@@ -68,18 +68,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	switch fs.NArg() {
-	case 0:
-		return usagef("missing NUM_RECS and FILE_NAME")
-	case 1:
-		return usagef("missing FILE_NAME after NUM_RECS %s", fs.Arg(0))
-	case 2:
-	default:
-		return usagef("want NUM_RECS and FILE_NAME, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
-	}
-	n, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+	n, err := genArgs(fs)
 	if err != nil {
-		return usagef("NUM_RECS %q: want a non-negative decimal number", fs.Arg(0))
+		return err
 	}
 	b, ok := sortbench.ParseUint128(*start)
 	if !ok {
@@ -130,6 +121,24 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stderr, res.Checksum.Hex())
 	}
 	return nil
+}
+
+// genArgs checks gen's two arguments and returns NUM_RECS.
+func genArgs(fs *flag.FlagSet) (uint64, error) {
+	switch fs.NArg() {
+	case 0:
+		return 0, usagef("missing NUM_RECS and FILE_NAME")
+	case 1:
+		return 0, usagef("missing FILE_NAME after NUM_RECS %s", fs.Arg(0))
+	case 2:
+	default:
+		return 0, usagef("want NUM_RECS and FILE_NAME, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	n, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+	if err != nil {
+		return 0, usagef("NUM_RECS %q: want a non-negative decimal number", fs.Arg(0))
+	}
+	return n, nil
 }
 
 // negativeCount finds a negative NUM_RECS before the flag package reads

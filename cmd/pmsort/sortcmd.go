@@ -150,19 +150,7 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := sortPaths(*in, *out, sf.tmp, sf.force); err != nil {
 		return err
 	}
-	var bar *progressbar.ProgressBar
-	if progress.On(stderr) {
-		if st, err := os.Stat(*in); err == nil {
-			bar = progressbar.NewOptions64(st.Size(),
-				progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sorting"),
-				// No rate: the output advances a write buffer (up to
-				// 256 MiB) at a time, so an instantaneous rate is noise.
-				// It ends at 100% on a line of its own.
-				progressbar.OptionThrottle(100_000_000),
-				progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
-			o.Progress = func(done, total int64) { _ = bar.Set64(done) }
-		}
-	}
+	bar := sortBar(progress.On(stderr), *in, stderr, o)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -192,6 +180,27 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	printReport(stdout, rep)
 	return nil
+}
+
+// sortBar is the sort's progress bar over the input's bytes, wired into
+// o.Progress, or nil when off.
+func sortBar(on bool, in string, stderr io.Writer, o *sort.Options) *progressbar.ProgressBar {
+	if !on {
+		return nil
+	}
+	st, err := os.Stat(in)
+	if err != nil {
+		return nil
+	}
+	bar := progressbar.NewOptions64(st.Size(),
+		progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sorting"),
+		// No rate: the output advances a write buffer (up to
+		// 256 MiB) at a time, so an instantaneous rate is noise.
+		// It ends at 100% on a line of its own.
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	o.Progress = func(done, total int64) { _ = bar.Set64(done) }
+	return bar
 }
 
 // sortPaths checks the paths of pmsort sort before anything is read or
