@@ -56,23 +56,8 @@ func (s *Store) writeCoW(ln *lane, li int, pid uint64, page []byte) error {
 	}
 	if s.g.layout == Packed {
 		// Barrier 2: one failure-atomic word names page and version.
-		w := s.g.packedWord(pid, pvn)
-		if s.ntHeader {
-			// One aligned 8-byte streaming store (MOVNTI), then a fence.
-			// An aligned 8-byte store is failure-atomic whether it is
-			// streamed or not, so this is the same commit as Store64 +
-			// Persist, without reading the header line into the cache
-			// and writing it back: faster per page write
-			// (BenchmarkPageWrite: cow against cow-store64).
-			binary.LittleEndian.PutUint64(ln.word[:], w)
-			if err := s.r.Copy(h[:8], ln.word[:], persist.NonTemporal); err != nil {
-				return err
-			}
-		} else {
-			persist.Store64(h, w)
-			if err := s.r.Persist(h[:8]); err != nil {
-				return err
-			}
+		if err := s.commitPacked(ln, h, s.g.packedWord(pid, pvn)); err != nil {
+			return err
 		}
 	} else {
 		var err error
@@ -98,6 +83,23 @@ func (s *Store) writeCoW(ln *lane, li int, pid uint64, page []byte) error {
 		panic("pagelog: spare slot is current")
 	}
 	return nil
+}
+
+// commitPacked makes w, the packed layout's commit word, durable in the
+// slot header h.
+func (s *Store) commitPacked(ln *lane, h []byte, w uint64) error {
+	if s.ntHeader {
+		// One aligned 8-byte streaming store (MOVNTI), then a fence. An
+		// aligned 8-byte store is failure-atomic whether it is streamed
+		// or not, so this is the same commit as Store64 + Persist, without
+		// reading the header line into the cache and writing it back:
+		// faster per page write (BenchmarkPageWrite: cow against
+		// cow-store64).
+		binary.LittleEndian.PutUint64(ln.word[:], w)
+		return s.r.Copy(h[:8], ln.word[:], persist.NonTemporal)
+	}
+	persist.Store64(h, w)
+	return s.r.Persist(h[:8])
 }
 
 // streamCRC computes the payload CRC word of a new version of page pid and
