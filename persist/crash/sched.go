@@ -218,7 +218,11 @@ func (s *sched) pointAt(yield bool) {
 	if t == nil {
 		return // not scheduled: runs as part of the thread with the turn
 	}
+	// Inside the harness (waiting for s.mu, settling): not blocked by the
+	// workload, whatever the runtime says.
+	s.busy.Add(1)
 	s.mu.Lock()
+	s.busy.Add(-1)
 	if s.cur == nil {
 		// Everyone was blocked; this one got free.
 		if t.st == tBlocked {
@@ -318,7 +322,9 @@ func (s *sched) pick(self *thread) *thread {
 // finish ends thread t and passes the turn on.
 func (s *sched) finish(t *thread, err error) {
 	s.progress.Add(1)
+	s.busy.Add(1)
 	s.mu.Lock()
+	s.busy.Add(-1)
 	s.m.attributeTo(t.id)
 	if err != nil {
 		s.errs = append(s.errs, fmt.Errorf("goroutine %d: %w", t.id, err))
@@ -346,7 +352,9 @@ func (s *sched) wait() {
 	if t == nil || t.id != 0 {
 		panic("crash: Run.Wait is for the workload's own goroutine")
 	}
+	s.busy.Add(1)
 	s.mu.Lock()
+	s.busy.Add(-1)
 	if s.live == 0 {
 		s.mu.Unlock()
 		return
@@ -363,6 +371,8 @@ func (s *sched) wait() {
 // running outside the schedule: each either waits for its turn, is done,
 // or is blocked again (s.mu held; released while waiting).
 func (s *sched) settle() {
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
 	for {
 		var blocked []*thread
 		for _, t := range s.threads {
