@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,7 +42,13 @@ func TestLimits(t *testing.T) {
 			}
 			return err
 		})
-		try(t, "open", func() error { _, err := fptree.Open(r, &o); return err })
+		try(t, "open", func() error {
+			tr, err := fptree.Open(r, &o)
+			if err == nil {
+				err = tr.Close() // free the area for the next options
+			}
+			return err
+		})
 	}
 }
 
@@ -78,9 +85,33 @@ func TestTruncated(t *testing.T) {
 
 func TestTwice(t *testing.T) {
 	r, _ := persist.Anonymous(1<<20, nil)
-	tr, _ := fptree.Create(r, &fptree.Options{Size: 1 << 19})
-	try(t, "twice", func() error { _, err := fptree.Open(r, nil); return err })
-	try(t, "overlap", func() error { _, err := fptree.Create(r, &fptree.Options{Offset: 1 << 18}); return err })
-	try(t, "after", func() error { _, err := fptree.Create(r, &fptree.Options{Offset: 1 << 19}); return err })
-	tr.Close()
+	tr, err := fptree.Create(r, &fptree.Options{Size: 1 << 19})
+	if err != nil {
+		t.Fatal(err)
+	}
+	try(t, "twice", func() error {
+		_, err := fptree.Open(r, nil)
+		if !errors.Is(err, persist.ErrBusy) {
+			t.Errorf("second Open of an open tree: %v, want persist.ErrBusy", err)
+		}
+		return err
+	})
+	try(t, "overlap", func() error {
+		_, err := fptree.Create(r, &fptree.Options{Offset: 1 << 18})
+		if !errors.Is(err, persist.ErrBusy) {
+			t.Errorf("Create over half of an open tree: %v, want persist.ErrBusy", err)
+		}
+		return err
+	})
+	try(t, "after", func() error {
+		t2, err := fptree.Create(r, &fptree.Options{Offset: 1 << 19})
+		if err != nil {
+			t.Errorf("Create just after an open tree: %v, want nil", err)
+			return err
+		}
+		return t2.Close()
+	})
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
