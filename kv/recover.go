@@ -78,36 +78,9 @@ func (s *Store) recover() error {
 		testBeforeReplay(s)
 	}
 	t1 := time.Now()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var ckParts []*parts
-	if ck != nil {
-		ckParts = s.partition(ck.recs, sem, &wg)
-	}
-	for _, ch := range chains {
-		ch.out = newParts(len(s.idx.shards))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			// Under the guard: a fault no region listed (a segment file
-			// truncated under its mapping, poison not yet known) fails
-			// Open with ErrMedia naming the place, not the process.
-			if err := persist.Guard(func() error { s.replay(ch); return nil }, s.devs[ch.dev].regions()...); err != nil {
-				ch.err = fmt.Errorf("kv: recovery of device %s, worker %d's logs: %w", s.devs[ch.dev].dm.name(), ch.owner, err)
-			}
-		}()
-	}
-	wg.Wait()
-	// The zeroed torn tails are made durable by one fence.
-	for _, ch := range chains {
-		if ch.zeroed {
-			if err := ch.meta.r.Drain(); err != nil {
-				return err
-			}
-			break
-		}
+	ckParts, err := s.replayAll(ck, chains)
+	if err != nil {
+		return err
 	}
 	s.rep.ParseTime = time.Since(t1)
 	t2 := time.Now()
@@ -120,22 +93,7 @@ func (s *Store) recover() error {
 			return ch.err
 		}
 		maxSerial = max(maxSerial, ch.maxSerial)
-		r := &s.rep
-		r.BytesScanned += ch.scanned
-		r.ValueBytes += ch.valueB
-		r.Entries += ch.entries
-		r.Torn += ch.torn
-		r.TornEntries += ch.tornEnt
-		r.CorruptValues += ch.corrupt
-		r.Stale += ch.stale
-		r.MediaLost += ch.media
-		if dataPastEnd(ch) {
-			r.DataPastEnd++
-		}
-		dr := &r.Devices[ch.dev]
-		dr.BytesScanned += ch.scanned
-		dr.Entries += ch.entries
-		dr.Torn += ch.torn
+		s.account(ch)
 	}
 	srcs := ckParts
 	for _, ch := range chains {
@@ -158,6 +116,63 @@ func (s *Store) recover() error {
 		r.KeysPerSec = float64(r.Keys) / sec
 	}
 	return nil
+}
+
+// replayAll files the checkpoint's entries by shard and replays every
+// chain in parallel (at most GOMAXPROCS at once), then makes the zeroed
+// torn tails durable with one fence. A chain's failure is in its err.
+func (s *Store) replayAll(ck *checkpoint, chains []*chain) ([]*parts, error) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var ckParts []*parts
+	if ck != nil {
+		ckParts = s.partition(ck.recs, sem, &wg)
+	}
+	for _, ch := range chains {
+		ch.out = newParts(len(s.idx.shards))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			// Under the guard: a fault no region listed (a segment file
+			// truncated under its mapping, poison not yet known) fails
+			// Open with ErrMedia naming the place, not the process.
+			if err := persist.Guard(func() error { s.replay(ch); return nil }, s.devs[ch.dev].regions()...); err != nil {
+				ch.err = fmt.Errorf("kv: recovery of device %s, worker %d's logs: %w", s.devs[ch.dev].dm.name(), ch.owner, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, ch := range chains {
+		if ch.zeroed {
+			if err := ch.meta.r.Drain(); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	return ckParts, nil
+}
+
+// account adds what the replay of ch found to the recovery report.
+func (s *Store) account(ch *chain) {
+	r := &s.rep
+	r.BytesScanned += ch.scanned
+	r.ValueBytes += ch.valueB
+	r.Entries += ch.entries
+	r.Torn += ch.torn
+	r.TornEntries += ch.tornEnt
+	r.CorruptValues += ch.corrupt
+	r.Stale += ch.stale
+	r.MediaLost += ch.media
+	if dataPastEnd(ch) {
+		r.DataPastEnd++
+	}
+	dr := &r.Devices[ch.dev]
+	dr.BytesScanned += ch.scanned
+	dr.Entries += ch.entries
+	dr.Torn += ch.torn
 }
 
 // chains groups the metadata segments by owner, in epoch order, with the
@@ -248,6 +263,13 @@ func (s *Store) dataSeg(dev, idx int, epoch uint64) *segment {
 	return nil
 }
 
+// replaySeg replays metadata segment g of ch from off: each marker
+// switches the data segment its entries commit into, each record entry is
+// checked and filed (replayRecord), and the first entry that fails its
+// check ends the log (checkEnd tells a tear from damage). data is the
+// data segment the chain's previous segment ended on; last says g is the
+// chain's last segment, whose tail is repaired. It returns the data
+// segment g ends on.
 func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bool) *segment {
 	dataEnd := bodyOff
 	if data != nil && ch.data == data {
@@ -311,34 +333,7 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 			ch.stale++
 			continue
 		}
-		n := e.klen + int(e.vlen)
-		if int(e.off) < bodyOff || int(e.off)+n > data.size {
-			ch.corrupt++
-			continue
-		}
-		dataEnd = max(dataEnd, int(e.off)+recSize(e.klen, int(e.vlen)))
-		if data != mapped || int(e.off)+n > dataMapped || int(e.off) < dataMapped-populateChunk {
-			mapped, dataMapped = data, s.populate(data, int(e.off))
-		}
-		if len(data.bad) > 0 && overlaps(data.bad, int(e.off), n) {
-			ch.media++
-			continue
-		}
-		rec := data.mem[e.off : int(e.off)+n]
-		data.r.ReadSeq(rec) // declared to an emulated device (Options.Emulate)
-		ch.valueB += int64(n)
-		if persist.CRC32C(rec[:s.crcLen(n, e.ttl)]) != e.crc && !s.broken.noValueCRC {
-			ch.corrupt++ // a torn batch's value, or damage: never a value
-			continue
-		}
-		l := loc{serial: e.serial, epoch: data.epoch.Load(), seg: uint32(data.idx), off: e.off, vlen: e.vlen, crc: e.crc, dev: uint16(ch.dev), klen: uint16(e.klen)}
-		if e.tomb {
-			l.vlen |= tombBit
-		}
-		if e.ttl {
-			l.vlen |= ttlBit
-		}
-		ch.out.add(s.idx, rec[:e.klen], l)
+		s.replayRecord(ch, data, &e, &dataEnd, &mapped, &dataMapped)
 	}
 	ch.scanned += int64(off - start)
 	if last {
@@ -347,6 +342,41 @@ func (s *Store) replaySeg(ch *chain, g *segment, off int, data *segment, last bo
 	}
 	ch.data, ch.dataEnd = data, dataEnd
 	return data
+}
+
+// replayRecord checks the record that entry e commits in data (bounds,
+// media, CRC) and files it for the index; a record that fails is counted,
+// never filed. dataEnd grows past it; mapped and dataMapped are how far
+// populate has mapped data.
+func (s *Store) replayRecord(ch *chain, data *segment, e *entry, dataEnd *int, mapped **segment, dataMapped *int) {
+	n := e.klen + int(e.vlen)
+	if int(e.off) < bodyOff || int(e.off)+n > data.size {
+		ch.corrupt++
+		return
+	}
+	*dataEnd = max(*dataEnd, int(e.off)+recSize(e.klen, int(e.vlen)))
+	if data != *mapped || int(e.off)+n > *dataMapped || int(e.off) < *dataMapped-populateChunk {
+		*mapped, *dataMapped = data, s.populate(data, int(e.off))
+	}
+	if len(data.bad) > 0 && overlaps(data.bad, int(e.off), n) {
+		ch.media++
+		return
+	}
+	rec := data.mem[e.off : int(e.off)+n]
+	data.r.ReadSeq(rec) // declared to an emulated device (Options.Emulate)
+	ch.valueB += int64(n)
+	if persist.CRC32C(rec[:s.crcLen(n, e.ttl)]) != e.crc && !s.broken.noValueCRC {
+		ch.corrupt++ // a torn batch's value, or damage: never a value
+		return
+	}
+	l := loc{serial: e.serial, epoch: data.epoch.Load(), seg: uint32(data.idx), off: e.off, vlen: e.vlen, crc: e.crc, dev: uint16(ch.dev), klen: uint16(e.klen)}
+	if e.tomb {
+		l.vlen |= tombBit
+	}
+	if e.ttl {
+		l.vlen |= ttlBit
+	}
+	ch.out.add(s.idx, rec[:e.klen], l)
 }
 
 // dataPastEnd: the unit of ch's data log that holds its end has bytes
