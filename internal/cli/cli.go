@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 )
 
 // Exit statuses.
@@ -80,8 +81,10 @@ type Report struct {
 
 // Status is the exit status of a command that ended with err, reported on
 // stderr as "PROG: message": nil is 0, an ExitError its code (reported
-// already), a signal's cancellation 129, 130 or 141, a UsageError 2 (with
-// the hint), anything else 1.
+// already), a signal's cancellation 129, 130 or 141, a write that failed
+// with EPIPE 141 (quietly: the reader of the output went away before the
+// SIGPIPE cancelled the work, as in pmkv scan | head), a UsageError 2
+// (with the hint), anything else 1.
 func (r Report) Status(ctx context.Context, err error, stderr io.Writer) int {
 	var ee ExitError
 	var ue UsageError
@@ -90,6 +93,8 @@ func (r Report) Status(ctx context.Context, err error, stderr io.Writer) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.Is(err, syscall.EPIPE):
+		return ExitBrokenPipe
 	}
 	if code, msg, ok := Canceled(ctx, err); ok {
 		if msg != "" {

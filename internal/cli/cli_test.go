@@ -169,6 +169,8 @@ func TestStatus(t *testing.T) {
 		{canceled(context.Canceled), fmt.Errorf("sort: %w", context.Canceled), ExitInterrupted, "pmx: interrupted\n"},
 		{canceled(ErrHangup), context.Canceled, ExitHangup, "pmx: hung up (SIGHUP)\n"},
 		{canceled(ErrBrokenPipe), context.Canceled, ExitBrokenPipe, ""},
+		// The write's EPIPE came back before the SIGPIPE cancelled ctx.
+		{bg, fmt.Errorf("scan: %w", &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}), ExitBrokenPipe, ""},
 		{canceled(context.Canceled), failure, ExitFail, "pmx: no such file\n"}, // a failure on the way out
 	} {
 		var out bytes.Buffer
