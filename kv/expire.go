@@ -266,18 +266,6 @@ func (s *Store) holds(key []byte, l loc) bool {
 	return ok && cur == l
 }
 
-// unexpired splits the deadline off val, a record's value, for a read
-// (r.dl); an expired one is ErrNotFound, and the expirer is asked to drop
-// it.
-func (s *Store) unexpired(r *request, val []byte) ([]byte, error) {
-	val, r.dl = splitDeadline(val)
-	if s.expiredAt(r.dl) {
-		s.exp.lazy(r.key, r.l.serial, r.dl)
-		return nil, ErrNotFound
-	}
-	return val, nil
-}
-
 // expire (a worker's opExpire) turns the expired version r.l of r.key, on
 // a segment this worker owns and its sender pinned, into a tombstone with
 // its serial, if it is still the latest.
