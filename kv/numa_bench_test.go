@@ -22,6 +22,7 @@ func numaStore(tb testing.TB, ndev int, mode NUMAMode, slow float64) *Store {
 	o.Emulate = p.Slowed(slow)
 	o.WorkersPerDevice = 2
 	o.DedicatedWorkers = true // the placement binds the workers' threads
+	o.WorkerReads = true      // ... and they make the reads (SKYE's path), so reads are placed too
 	o.SegmentSize, o.DeviceSize = 8<<20, 256<<20
 	o.SysfsRoot, o.DeviceNodes, o.NUMA = fakeTopology(), make([]int, ndev), mode
 	for i := range ndev {
