@@ -43,6 +43,13 @@ func TestServeStrings(t *testing.T) {
 	require.ErrorContains(t, c.Rename(ctx, "ap", "x").Err(), "ERR no such key")
 	require.Equal(t, int64(0), c.SetBit(ctx, "b", 7, 1).Val())
 	require.Equal(t, int64(1), c.GetBit(ctx, "b", 7).Val())
+	// Redis's range: offsets below 2^32 (512 MiB); SETBIT past it must not
+	// build the value (1<<35-1 made the server allocate 4 GiB).
+	require.Equal(t, int64(0), c.GetBit(ctx, "b", 1<<32-1).Val())
+	for _, off := range []int64{1 << 32, 1<<35 - 1, 1 << 35} {
+		require.ErrorContains(t, c.GetBit(ctx, "b", off).Err(), "ERR bit offset is not an integer or out of range")
+		require.ErrorContains(t, c.SetBit(ctx, "b", off, 1).Err(), "ERR bit offset is not an integer or out of range")
+	}
 	require.Equal(t, int64(1), c.BitCount(ctx, "b", nil).Val())
 	require.Equal(t, int64(7), c.BitPos(ctx, "b", 1).Val())
 	require.Equal(t, int64(1), c.BitOpNot(ctx, "nb", "b").Val())

@@ -12,11 +12,12 @@ func init() {
 	keyCmd("bitop", -4, fWrite, 2, -1, 1, cmdBitop)
 }
 
-const maxBitOffset = 4 << 30 * 8 // 512 MiB of bits, Redis's limit
-
+// bitOffset parses a bit offset; as Redis, the byte it falls in must be
+// below proto-max-bulk-len (MaxBulk: 512 MiB, offsets below 2^32), which
+// also bounds what SETBIT allocates for the value it builds.
 func bitOffset(c *conn, b []byte) (int64, bool) {
 	n, ok := parseInt(b)
-	if !ok || n < 0 || n >= maxBitOffset {
+	if !ok || n < 0 || n>>3 >= c.sv.cfg.MaxBulk {
 		c.w.err(errBitOffset)
 		return 0, false
 	}
