@@ -20,8 +20,10 @@ import (
 // twemproxy starts 3 pmkv serve processes and Debian's nutcracker
 // (twemproxy) in front of them, all on loopback, and returns the proxy's
 // address and the 3 servers' addresses. Everything is killed when the
-// test ends.
-func twemproxy(t *testing.T) (string, []string) {
+// test ends. A pass other than "" is every pmkv's -requirepass and the
+// proxy's redis_auth (twemproxy AUTHs its server connections with it and
+// asks its clients for it).
+func twemproxy(t *testing.T, pass string) (string, []string) {
 	t.Helper()
 	nut, err := exec.LookPath("nutcracker")
 	if err != nil {
@@ -35,10 +37,16 @@ func twemproxy(t *testing.T) (string, []string) {
 	var conf strings.Builder
 	proxy := freeAddr(t)
 	fmt.Fprintf(&conf, "braid:\n  listen: %s\n  redis: true\n  hash: fnv1a_64\n  distribution: ketama\n", proxy)
+	if pass != "" {
+		fmt.Fprintf(&conf, "  redis_auth: %s\n", pass)
+	}
 	conf.WriteString("  auto_eject_hosts: false\n  server_connections: 1\n  servers:\n")
 	for i := range servers {
 		servers[i] = freeAddr(t)
 		args := append(append([]string{"serve"}, small(filepath.Join(base, fmt.Sprint("pmkv", i)))...), "-addr", servers[i])
+		if pass != "" {
+			args = append(args, "-requirepass", pass)
+		}
 		c, stderr := pmkvProcess(t, args...)
 		t.Cleanup(func() {
 			c.Process.Kill()
@@ -79,7 +87,7 @@ func twemproxy(t *testing.T) (string, []string) {
 // string and key commands twemproxy forwards answer through it as pmkv
 // answers them directly.
 func TestTwemproxy(t *testing.T) {
-	proxy, servers := twemproxy(t)
+	proxy, servers := twemproxy(t, "")
 	ctx := context.Background()
 	p := newClient(t, proxy, &redis.Options{MaxRetries: -1, DisableIdentity: true, Dialer: dialNoHello})
 	direct := make([]*redis.Client, len(servers))
@@ -138,6 +146,34 @@ func TestTwemproxy(t *testing.T) {
 
 	benchmarkThrough(t, p, proxy)
 	compareThrough(t, p, direct[0])
+}
+
+// TestTwemproxyAuth: with redis_auth, twemproxy AUTHs its connections to
+// pmkv serve -requirepass and asks its own clients for the password.
+func TestTwemproxyAuth(t *testing.T) {
+	proxy, servers := twemproxy(t, "s3cret")
+	ctx := context.Background()
+	anon := newClient(t, proxy, &redis.Options{MaxRetries: -1, DisableIdentity: true, Dialer: dialNoHello})
+	require.ErrorContains(t, anon.Get(ctx, "k").Err(), "NOAUTH")
+	p := newClient(t, proxy, &redis.Options{MaxRetries: -1, DisableIdentity: true, Dialer: dialNoHello, Password: "s3cret"})
+	// The keys differ in their first bytes: twemproxy's fnv1a_64 (its low
+	// 32 bits) puts keys that differ only in their last byte on one arc of
+	// the ketama ring, so k0..k59 would all land on one server (murmur spreads them).
+	for i := range 60 {
+		require.NoError(t, p.Set(ctx, fmt.Sprintf("%d:auth", i), i, 0).Err())
+	}
+	var total int64
+	for _, a := range servers {
+		require.ErrorContains(t, newClient(t, a, nil).DBSize(ctx).Err(), "NOAUTH", "pmkv itself asks for the password")
+		size, err := newClient(t, a, &redis.Options{Password: "s3cret"}).DBSize(ctx).Result()
+		require.NoError(t, err)
+		require.Positive(t, size, "%d keys on %s", size, a)
+		total += size
+	}
+	require.Equal(t, int64(60), total)
+	for i := range 60 {
+		require.Equal(t, fmt.Sprint(i), p.Get(ctx, fmt.Sprintf("%d:auth", i)).Val())
+	}
 }
 
 // benchmarkThrough runs redis-benchmark's SET and GET through the proxy
