@@ -4,6 +4,9 @@ import "time"
 
 // Stats is a snapshot of the store's counters (Store.Stats).
 type Stats struct {
+	// NUMA is the store's placement on NUMA nodes (Store.NUMA).
+	NUMA NUMAReport
+
 	Keys       int64 // live keys
 	Tombstones int64 // deletes the index still remembers (dropped by GC)
 	// LiveBytes is the media bytes of the latest versions (data records

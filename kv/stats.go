@@ -15,6 +15,7 @@ func (s *Store) Stats() Stats {
 		s.drainMerge() // the live bytes count what the index knows
 	}
 	st.Workers = len(s.workers)
+	st.NUMA = s.NUMA()
 	for _, w := range s.workers {
 		st.Puts += w.puts.Load()
 		st.Gets += w.gets.Load()

@@ -84,6 +84,7 @@ func TestCommandsOnFreshStore(t *testing.T) {
 	require.Equal(t, scan, mustRun(t, cmd("scan", other, "", "")...))
 
 	require.Regexp(t, `(?m)^keys\s+7$`, mustRun(t, cmd("stats", dir)...))
+	require.Regexp(t, `(?m)^numa\s+(one node|no device node known|placed)$`, mustRun(t, cmd("stats", dir)...), "issue 28: stats shows the NUMA placement")
 	require.Contains(t, mustRun(t, cmd("stats", dir, "-json")...), `"Keys": 7`)
 	require.Contains(t, mustRun(t, cmd("check", dir)...), "ok: 7 keys")
 	require.Contains(t, mustRun(t, cmd("recover", dir)...), "keys")

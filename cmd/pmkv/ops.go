@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -228,8 +229,30 @@ func statsCommand(sf *storeFlags) cli.Command {
 					d.Dir, d.Segments, d.Data, d.Metadata, d.Free, human(d.LiveBytes), human(d.AllocBytes))
 			}
 			fmt.Fprintf(tw, "media\t%d fences, %d bytes appended, %d bytes streamed\n", st.Fences, st.AppendedBytes, st.MediaBytes)
+			printNUMA(tw, st.NUMA)
 			return tw.Flush()
 		}}.command(sf)
+}
+
+// printNUMA prints the store's NUMA placement: its mode, then a line per
+// node that holds a device.
+func printNUMA(w io.Writer, r kv.NUMAReport) {
+	fmt.Fprintf(w, "numa\t%s\n", r.Mode)
+	for _, n := range r.Nodes {
+		if len(n.Devices) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "node %d\tcpus %s; devices %v; workers %v on cpus %v; %d index shards (%d bound)\n",
+			n.ID, numaList(n.CPUs), n.Devices, n.Workers, n.WorkerCPUs, n.Shards, n.ShardsBound)
+	}
+}
+
+func numaList(cpus []int) string {
+	parts := make([]string, len(cpus))
+	for i, c := range cpus {
+		parts[i] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, ",")
 }
 
 func checkCommand(sf *storeFlags) cli.Command {

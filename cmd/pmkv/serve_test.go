@@ -107,6 +107,7 @@ func TestServeCommands(t *testing.T) {
 		require.Contains(t, info, s)
 	}
 	require.Contains(t, c.Info(ctx, "keyspace").Val(), "db0:keys=3")
+	require.Regexp(t, `# Numa\r\nnuma_mode:(one_node|no_device_node_known|placed)\r\n`, c.Info(ctx, "numa").Val(), "issue 28: INFO numa")
 	require.NotContains(t, c.Info(ctx, "keyspace").Val(), "# Server")
 	require.Positive(t, c.Do(ctx, "COMMAND", "COUNT").Val())
 	cmds, err := c.Command(ctx).Result()

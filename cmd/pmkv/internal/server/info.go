@@ -28,6 +28,7 @@ var infoSections = []struct {
 	{"commandstats", false, (*Server).infoCommandStats},
 	{"errorstats", true, (*Server).infoErrorStats},
 	{"keyspace", true, (*Server).infoKeyspace},
+	{"numa", false, (*Server).infoNUMA},
 }
 
 func (sv *Server) info(args [][]byte) string {
@@ -58,6 +59,20 @@ func (sv *Server) info(args [][]byte) string {
 }
 
 func field(b *strings.Builder, name string, v any) { fmt.Fprintf(b, "%s:%v\r\n", name, v) }
+
+// infoNUMA is the store's NUMA placement (kv.Store.NUMA): the mode, then a
+// line per node that holds a device.
+func (sv *Server) infoNUMA(b *strings.Builder) {
+	r := sv.b.Stats().NUMA
+	field(b, "numa_mode", strings.ReplaceAll(r.Mode, " ", "_"))
+	for _, n := range r.Nodes {
+		if len(n.Devices) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "node%d:cpus=%d,devices=%d,workers=%d,shards=%d,shards_bound=%d\r\n",
+			n.ID, len(n.CPUs), len(n.Devices), len(n.Workers), n.Shards, n.ShardsBound)
+	}
+}
 
 func (sv *Server) infoServer(b *strings.Builder) {
 	up := time.Since(sv.start)
