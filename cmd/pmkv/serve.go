@@ -146,7 +146,7 @@ func (f *serveFlags) config(s server.KVStore, ln net.Listener, stderr io.Writer)
 	}
 	return server.Config{
 		Backend: server.KV{S: s}, Users: users, ProtectedMode: f.protected,
-		MaxClients: f.maxClients, MaxBulk: int64(f.maxRequest), WriteTimeout: f.writeTimeout,
+		MaxClients: f.maxClients, MaxBulk: int64(f.maxRequest), MaxValue: int64(f.sf.maxValue), WriteTimeout: f.writeTimeout,
 		DrainTimeout: f.drainTimeout, Log: logTo(stderr), Port: port,
 	}
 }

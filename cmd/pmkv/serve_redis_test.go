@@ -50,6 +50,13 @@ func TestServeStrings(t *testing.T) {
 		require.ErrorContains(t, c.GetBit(ctx, "b", off).Err(), "ERR bit offset is not an integer or out of range")
 		require.ErrorContains(t, c.SetBit(ctx, "b", off, 1).Err(), "ERR bit offset is not an integer or out of range")
 	}
+	// A value over the store's limit is refused before it is built (the
+	// server used to allocate it, up to 512 MiB, and let kv refuse it).
+	over := "over the store's limit of"
+	require.ErrorContains(t, c.SetRange(ctx, "r", 500<<20, "x").Err(), over)
+	require.ErrorContains(t, c.SetBit(ctx, "r", 8*(500<<20), 1).Err(), over)
+	require.ErrorContains(t, c.SetRange(ctx, "r", 600<<20, "x").Err(), "ERR string exceeds maximum allowed size")
+	require.Equal(t, int64(0), c.Exists(ctx, "r").Val())
 	require.Equal(t, int64(1), c.BitCount(ctx, "b", nil).Val())
 	require.Equal(t, int64(7), c.BitPos(ctx, "b", 1).Val())
 	require.Equal(t, int64(1), c.BitOpNot(ctx, "nb", "b").Val())

@@ -38,6 +38,9 @@ func cmdSetbit(c *conn, t *tx, a [][]byte) {
 		return
 	}
 	byteAt := off >> 3
+	if !c.fits(max(int64(len(e.Value)), byteAt+1)) {
+		return
+	}
 	v := make([]byte, max(int64(len(e.Value)), byteAt+1))
 	copy(v, e.Value)
 	mask := byte(1) << (7 - off&7)

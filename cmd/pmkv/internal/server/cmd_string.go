@@ -256,8 +256,7 @@ func cmdAppend(c *conn, t *tx, a [][]byte) {
 	if fail {
 		return
 	}
-	if ok && int64(len(e.Value)+len(a[1])) > c.sv.cfg.MaxBulk {
-		c.w.err(errTooBig)
+	if ok && !c.fits(int64(len(e.Value)+len(a[1]))) {
 		return
 	}
 	v := make([]byte, 0, len(e.Value)+len(a[1]))
@@ -320,8 +319,7 @@ func cmdSetrange(c *conn, t *tx, a [][]byte) {
 		c.w.int(int64(len(e.Value)))
 		return
 	}
-	if off+int64(len(a[2])) > c.sv.cfg.MaxBulk {
-		c.w.err(errTooBig)
+	if !c.fits(off + int64(len(a[2]))) {
 		return
 	}
 	v := make([]byte, max(int64(len(e.Value)), off+int64(len(a[2]))))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -110,6 +111,22 @@ func (c *conn) storeErr(err error) {
 		c.w.err("ERR store: " + strings.TrimPrefix(err.Error(), "kv: "))
 	}
 	c.sv.stats.errors.Add(1)
+}
+
+// fits answers an error and reports false when a value of n bytes,
+// about to be built, is over the store's limit: errTooBig past MaxBulk
+// (Redis's text), else the store's -maxvalue named.
+func (c *conn) fits(n int64) bool {
+	switch {
+	case n > c.sv.cfg.MaxBulk:
+		c.w.err(errTooBig)
+	case n > c.sv.cfg.MaxValue:
+		c.w.err(fmt.Sprintf("ERR value of %d bytes is over the store's limit of %d (the store's -maxvalue)", n, c.sv.cfg.MaxValue))
+	default:
+		return true
+	}
+	c.sv.stats.errors.Add(1)
+	return false
 }
 
 // get is t.get answering a store error; ok reports a live entry, fail an

@@ -21,13 +21,17 @@ type Config struct {
 	// ProtectedMode refuses clients from outside loopback while no
 	// password is set, as Redis's protected-mode does.
 	ProtectedMode bool
-	MaxClients    int           // default 10000
-	MaxBulk       int64         // largest argument (proto-max-bulk-len), default 512 MiB
-	WriteTimeout  time.Duration // a client that does not read its replies this long is dropped
-	DrainTimeout  time.Duration // at shutdown, how long requests in flight may take
-	Log           io.Writer     // warnings (a cross-protocol attack...), default discarded
-	Port          int           // INFO's tcp_port
-	Metrics       *Metrics      // optional Prometheus collectors
+	MaxClients    int   // default 10000
+	MaxBulk       int64 // largest argument (proto-max-bulk-len), default 512 MiB
+	// MaxValue is the largest value the Backend stores (kv's MaxValue);
+	// SETRANGE, SETBIT and APPEND refuse a longer result before building
+	// it. 0: MaxBulk.
+	MaxValue     int64
+	WriteTimeout time.Duration // a client that does not read its replies this long is dropped
+	DrainTimeout time.Duration // at shutdown, how long requests in flight may take
+	Log          io.Writer     // warnings (a cross-protocol attack...), default discarded
+	Port         int           // INFO's tcp_port
+	Metrics      *Metrics      // optional Prometheus collectors
 }
 
 // Server serves RESP over a Backend.
@@ -53,6 +57,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxBulk <= 0 {
 		cfg.MaxBulk = 512 << 20
+	}
+	if cfg.MaxValue <= 0 || cfg.MaxValue > cfg.MaxBulk {
+		cfg.MaxValue = cfg.MaxBulk
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
