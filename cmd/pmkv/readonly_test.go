@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -86,5 +87,19 @@ func TestCreateNoSpace(t *testing.T) {
 	code, _, stderr := pmkv(t, "put", "-dir", dir, "-segment", "1MiB", "-device-size", "1048576GiB", "k", "v")
 	require.Equal(t, 1, code, stderr)
 	require.Regexp(t, `^pmkv put: not enough free space for the store: device .*dev0: 1073741824 segments of 1 MiB need 1048576 GiB, and [0-9.]+ MiB is free there: give a smaller -device-size \(now 1048576 GiB\) or free space\n$`, stderr)
+	require.NoDirExists(t, filepath.Dir(dir), "pmkv removed the directories it made")
+}
+
+// TestServeListenFails: serve that cannot listen (the address is taken)
+// is a usage error, exit 2, and leaves no directory it made for a new
+// store behind.
+func TestServeListenFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "new", "store")
+	code, _, stderr := pmkv(t, "serve", "-dir", dir, "-addr", ln.Addr().String())
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "address already in use")
 	require.NoDirExists(t, filepath.Dir(dir), "pmkv removed the directories it made")
 }

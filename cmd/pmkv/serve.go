@@ -95,6 +95,7 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	ln, err := f.listen()
 	if err != nil {
+		f.sf.unmake() // the directories options made for a new store
 		return err
 	}
 	s, err := openStore(o)
