@@ -139,6 +139,7 @@ func (a *App) root(stdout, stderr io.Writer) *cobra.Command {
 		}
 		a.commandHelp(c, stdout)
 	})
+	a.strictCompletion(root)
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [command]",
 		Short: "print the usage of " + a.Name + " or of a command",
@@ -158,6 +159,27 @@ func (a *App) root(stdout, stderr io.Writer) *cobra.Command {
 		},
 	})
 	return root
+}
+
+// strictCompletion makes cobra's completion command (NAME completion
+// SHELL) answer a missing or unknown shell with a usage error (exit 2)
+// instead of its help and status 0.
+func (a *App) strictCompletion(root *cobra.Command) {
+	if a.GoFlags || len(a.Commands) == 0 {
+		return
+	}
+	root.InitDefaultCompletionCmd()
+	c, _, err := root.Find([]string{"completion"})
+	if err != nil || c == root {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return Usagef("completion: missing SHELL (bash, zsh, fish or powershell)")
+		}
+		return Usagef("completion: unknown shell %q: want bash, zsh, fish or powershell", args[0])
+	}
 }
 
 // subcommand wraps a command into cobra.

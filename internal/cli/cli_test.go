@@ -326,6 +326,8 @@ func TestAppCobra(t *testing.T) {
 		{[]string{"get", "-zz", "k"}, ExitUsage, "", "pmx get: unknown flag: --zz\nRun 'pmx get -h' for its usage.\n"},
 		{[]string{"get", "-n", "x", "k"}, ExitUsage, "", "pmx get: invalid argument \"x\" for \"--n\" flag: strconv.ParseInt: parsing \"x\": invalid syntax\nRun 'pmx get -h' for its usage.\n"},
 		{[]string{"get"}, ExitUsage, "", "pmx get: missing KEY\nRun 'pmx get -h' for its usage.\n"},
+		{[]string{"completion"}, ExitUsage, "", "pmx: completion: missing SHELL (bash, zsh, fish or powershell)\nRun 'pmx help' for the commands.\n"},
+		{[]string{"completion", "tcsh"}, ExitUsage, "", "pmx: completion: unknown shell \"tcsh\": want bash, zsh, fish or powershell\nRun 'pmx help' for the commands.\n"},
 	} {
 		var out, diag bytes.Buffer
 		code := app.Run(context.Background(), c.args, &out, &diag)
