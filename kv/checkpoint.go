@@ -213,6 +213,8 @@ func (s *Store) loadCheckpoint() (*checkpoint, error) {
 	if found != nil {
 		s.epoch.Store(max(s.epoch.Load(), found.lastEpoch))
 		s.ckSeq = found.seq
+	} else if s.needsCkpt {
+		return nil, fmt.Errorf("%w: the store's logs were cleaned up to a checkpoint (kv.id says so), but CheckpointDir %s holds no usable one (%d found, %d unusable): it is missing or was replaced; restore it — without it the keys only the checkpoint holds would be lost", ErrCorrupt, s.c.CheckpointDir, len(cks), s.rep.SkippedCheckpts)
 	}
 	if len(s.ckpts) > keepCheckpoints {
 		s.ckpts = s.ckpts[len(s.ckpts)-keepCheckpoints:]

@@ -292,6 +292,9 @@ func (s *Store) freeMeta() (int, error) {
 	for _, d := range s.devs {
 		for _, g := range d.segs {
 			if g.sealedMeta() && !g.poisoned.Load() && s.metaFreeable(g) {
+				if err := s.markNeedsCheckpoint(); err != nil {
+					return n, err
+				}
 				if err := s.free(g); err != nil {
 					return n, err
 				}
@@ -300,6 +303,24 @@ func (s *Store) freeMeta() (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// markNeedsCheckpoint makes every device's kv.id say, durably, that the
+// store needs a checkpoint, before the first metadata segment a
+// checkpoint covered is freed: after that the logs alone no longer hold
+// every key, and an Open that found no checkpoint would lose the keys
+// only the checkpoint holds without a trace.
+func (s *Store) markNeedsCheckpoint() error {
+	if s.needsCkpt {
+		return nil
+	}
+	for i, d := range s.devs {
+		if err := d.dm.setID(idLine(s.storeID, i, len(s.devs), s.c.SegmentSize, true)); err != nil {
+			return fmt.Errorf("kv: device %s: mark kv.id (a checkpoint is needed from now on): %w", d.dm.name(), err)
+		}
+	}
+	s.needsCkpt = true
+	return nil
 }
 
 // cleaner runs a pass whenever a device's free segments fall below

@@ -12,17 +12,30 @@ import (
 
 // The identity file of a device (kv.id) names the store and the device's
 // place in it, so that a device of another store, or the devices listed
-// in another order, are refused (ErrBadFormat) instead of mixed up.
-func idLine(storeID uint64, dev, devs int, segSize int64) []byte {
-	return fmt.Appendf(nil, "braid kv store %016x device %d of %d segment %d\n", storeID, dev, devs, segSize)
+// in another order, are refused (ErrBadFormat) instead of mixed up. Once
+// GC has freed a metadata segment that a checkpoint covered, the line
+// ends with idNeedsCheckpoint: from then on the logs no longer hold the
+// whole store, and an Open that finds no checkpoint refuses it
+// (ErrCorrupt) instead of opening what is left of the logs as the store.
+func idLine(storeID uint64, dev, devs int, segSize int64, needsCkpt bool) []byte {
+	b := fmt.Appendf(nil, "braid kv store %016x device %d of %d segment %d", storeID, dev, devs, segSize)
+	if needsCkpt {
+		b = append(b, idNeedsCheckpoint...)
+	}
+	return append(b, '\n')
 }
 
-func parseID(b []byte) (storeID uint64, dev, devs int, segSize int64, err error) {
-	_, err = fmt.Sscanf(strings.TrimSpace(string(b)), "braid kv store %x device %d of %d segment %d", &storeID, &dev, &devs, &segSize)
-	if err != nil {
-		return 0, 0, 0, 0, fmt.Errorf("%w: identity file %q is not a kv store's: %v", ErrBadFormat, b, err)
+const idNeedsCheckpoint = " needs-checkpoint"
+
+func parseID(b []byte) (storeID uint64, dev, devs int, segSize int64, needsCkpt bool, err error) {
+	line := strings.TrimSpace(string(b))
+	line, needsCkpt = strings.CutSuffix(line, idNeedsCheckpoint)
+	var rest string
+	n, err := fmt.Sscanf(line+" .", "braid kv store %x device %d of %d segment %d %s", &storeID, &dev, &devs, &segSize, &rest)
+	if err != nil || n != 5 || rest != "." {
+		return 0, 0, 0, 0, false, fmt.Errorf("%w: identity file %q is not a kv store's: %v", ErrBadFormat, b, err)
 	}
-	return storeID, dev, devs, segSize, nil
+	return storeID, dev, devs, segSize, needsCkpt, nil
 }
 
 // openMedia locks every device, reads the identities, creates the
@@ -68,7 +81,7 @@ func (s *Store) openMedia() error {
 		if ids[i] == nil {
 			continue
 		}
-		id, dev, devs, seg, err := parseID(ids[i])
+		id, dev, devs, seg, needsCkpt, err := parseID(ids[i])
 		if err != nil {
 			return fmt.Errorf("kv: device %s: %w", d.dm.name(), err)
 		}
@@ -82,6 +95,7 @@ func (s *Store) openMedia() error {
 		}
 		c.SegmentSize = seg
 		s.storeID = id
+		s.needsCkpt = s.needsCkpt || needsCkpt
 	}
 	if err := s.mapSegments(ids); err != nil {
 		return err
@@ -157,7 +171,7 @@ func (s *Store) mapSegments(ids [][]byte) error {
 			d.segs = append(d.segs, g)
 		}
 		if ids[i] == nil {
-			if err := d.dm.setID(idLine(s.storeID, i, len(s.devs), c.SegmentSize)); err != nil {
+			if err := d.dm.setID(idLine(s.storeID, i, len(s.devs), c.SegmentSize, false)); err != nil {
 				return fmt.Errorf("kv: device %s: write identity: %w", d.dm.name(), err)
 			}
 		}

@@ -30,10 +30,13 @@ type Store struct {
 	workers []*worker
 	idx     *index
 	storeID uint64
-	epoch   atomic.Uint64  // last segment epoch handed out
-	serial  atomic.Uint64  // last serial number handed out
-	spread  []*worker      // the order writes visit the workers (routeOrder)
-	placed  sync.WaitGroup // the workers have placed themselves (start)
+	// needsCkpt: a device's kv.id says GC freed metadata segments a
+	// checkpoint covered, so Open needs a checkpoint (open.go).
+	needsCkpt bool
+	epoch     atomic.Uint64  // last segment epoch handed out
+	serial    atomic.Uint64  // last serial number handed out
+	spread    []*worker      // the order writes visit the workers (routeOrder)
+	placed    sync.WaitGroup // the workers have placed themselves (start)
 
 	// ops is held shared by every operation for its whole run (an async
 	// put until its callback); Checkpoint and Close take it exclusively,
