@@ -119,7 +119,10 @@ func TestServeCommands(t *testing.T) {
 	require.ErrorContains(t, c.Do(ctx, "SET", "a", "b", "NX", "XX").Err(), "ERR syntax error")
 	require.ErrorContains(t, c.Do(ctx, "GET").Err(), "wrong number of arguments")
 	require.ErrorContains(t, c.Do(ctx, "AUTH", "x").Err(), "without any password configured")
-	require.ErrorContains(t, c.Set(ctx, "big", strings.Repeat("v", 300000), 0).Err(), "too large")
+	err = c.Set(ctx, "big", strings.Repeat("v", 300000), 0).Err()
+	require.ErrorContains(t, err, "ERR string exceeds maximum allowed size (value of 300000 bytes, the limit is")
+	require.ErrorContains(t, err, "(pmkv -maxvalue))")
+	require.NotContains(t, err.Error(), "batch operation", "no store internals in a client's error")
 
 	// SCAN: every key once across the cursors, with MATCH and COUNT.
 	for i := range 95 {

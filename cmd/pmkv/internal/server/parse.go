@@ -104,7 +104,14 @@ func (c *conn) storeErr(err error) {
 	case errors.Is(err, ErrNoExpiry):
 		c.w.err("ERR " + err.Error())
 	case errors.Is(err, kv.ErrTooLarge):
-		c.w.err("ERR " + strings.TrimPrefix(err.Error(), "kv: ") + " (the store's -maxkey/-maxvalue)")
+		// Redis's text, then kv's sizes with pmkv's flag names (the
+		// batch and package prefixes are the server's business).
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "too large: "); i >= 0 {
+			msg = msg[i+len("too large: "):]
+		}
+		msg = strings.NewReplacer("Options.MaxValue", "pmkv -maxvalue", "Options.MaxKey", "pmkv -maxkey").Replace(msg)
+		c.w.err("ERR string exceeds maximum allowed size (" + msg + ")")
 	case errors.Is(err, kv.ErrInvalid):
 		c.w.err("ERR " + strings.TrimPrefix(err.Error(), "kv: "))
 	default:
