@@ -77,6 +77,7 @@ type sched struct {
 	mixed     atomic.Bool   // a thread unblocked ran beside the one with the turn (conc.go)
 	nblocked  atomic.Int32  // threads in tBlocked
 	stop      chan struct{}
+	wdone     chan struct{}   // closed when the watchdog has returned
 	unmanaged map[uint64]bool // goroutines not scheduled that reached a point
 	errs      []error
 }
@@ -147,7 +148,7 @@ func (s *sched) start() {
 	s.byGoid[t0.goid] = t0
 	s.cur = t0
 	s.low = -1
-	s.stop = make(chan struct{})
+	s.stop, s.wdone = make(chan struct{}), make(chan struct{})
 	s.on.Store(true)
 	go s.watchdog()
 }
@@ -407,6 +408,7 @@ func (s *sched) settle() {
 // a thread counts as blocked only when the runtime says so and it has
 // made no progress.
 func (s *sched) watchdog() {
+	defer close(s.wdone)
 	last, still := uint64(0), 0
 	for {
 		select {
@@ -441,9 +443,13 @@ func (s *sched) watchdog() {
 	}
 }
 
+// close stops the watchdog and waits until it has returned, so that the
+// counts it keeps (blocked, switches through its hand-offs) are read by
+// the caller without a race.
 func (s *sched) close() {
 	if s != nil && s.stop != nil {
 		close(s.stop)
+		<-s.wdone
 	}
 }
 
