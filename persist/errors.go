@@ -54,6 +54,29 @@ var (
 	// something else. Packages define theirs with NewError("pkg: ...",
 	// ErrBadFormat).
 	ErrBadFormat = errors.New("persist: not a structure of this kind")
+	// ErrMedia marks a load or store of mapped memory that faulted: the bytes
+	// behind the mapping are gone or unreadable — the file was truncated under
+	// it by another program, the media is poisoned (an uncorrectable error on
+	// PMem), or a sparse file's page could not be allocated. It matches
+	// ErrCorrupt: what was there cannot be read back. Guard returns it, as a
+	// *MediaError that names the region and the offset.
+	ErrMedia = NewError("persist: media error", ErrCorrupt)
+	// ErrSyncFailed marks a failed sync: the kernel could not write the
+	// region's pages back to its file (msync returned an error, EIO say) and
+	// may have dropped them, so writes made since the last good sync may be
+	// lost. The region is then failed for good: every later durability call
+	// (Flush, Drain, Persist, Copy, Set, Sync) returns the same *SyncError
+	// without trying again, because a retry that succeeds would report as
+	// durable pages the kernel has already thrown away (PostgreSQL's 2018
+	// "fsyncgate"). Reads go on; close the region and reopen the file to see
+	// what reached it.
+	ErrSyncFailed = errors.New("persist: sync failed")
+	// ErrFull marks a device with no space for an allocation: Map or Grow
+	// could not preallocate the file (fallocate returned ENOSPC or EDQUOT).
+	// The error also wraps the system's error, so errors.Is(err,
+	// syscall.ENOSPC) holds for a full device. The region (after a Grow)
+	// and the file are as they were before the call.
+	ErrFull = errors.New("persist: no space left on the device")
 )
 
 // NewError returns a new sentinel error whose text is msg and which also

@@ -1,28 +1,9 @@
 package persist
 
 import (
-	"errors"
 	"fmt"
 	"sync/atomic"
 )
-
-// ErrSyncFailed marks a failed sync: the kernel could not write the
-// region's pages back to its file (msync returned an error, EIO say) and
-// may have dropped them, so writes made since the last good sync may be
-// lost. The region is then failed for good: every later durability call
-// (Flush, Drain, Persist, Copy, Set, Sync) returns the same *SyncError
-// without trying again, because a retry that succeeds would report as
-// durable pages the kernel has already thrown away (PostgreSQL's 2018
-// "fsyncgate"). Reads go on; close the region and reopen the file to see
-// what reached it.
-var ErrSyncFailed = errors.New("persist: sync failed")
-
-// ErrFull marks a device with no space for an allocation: Map or Grow
-// could not preallocate the file (fallocate returned ENOSPC or EDQUOT).
-// The error also wraps the system's error, so errors.Is(err,
-// syscall.ENOSPC) holds for a full device. The region (after a Grow)
-// and the file are as they were before the call.
-var ErrFull = errors.New("persist: no space left on the device")
 
 // SyncError is a failed sync of a region: errors.Is(err, ErrSyncFailed)
 // holds, and the system's error (errors.Is(err, syscall.EIO)).

@@ -6,14 +6,6 @@ import (
 	"runtime/debug"
 )
 
-// ErrMedia marks a load or store of mapped memory that faulted: the bytes
-// behind the mapping are gone or unreadable — the file was truncated under
-// it by another program, the media is poisoned (an uncorrectable error on
-// PMem), or a sparse file's page could not be allocated. It matches
-// ErrCorrupt: what was there cannot be read back. Guard returns it, as a
-// *MediaError that names the region and the offset.
-var ErrMedia = NewError("persist: media error", ErrCorrupt)
-
 // MediaError is a memory fault caught by Guard. errors.Is(err, ErrMedia)
 // (and ErrCorrupt) holds for it; errors.As finds it to learn where.
 type MediaError struct {
