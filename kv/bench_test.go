@@ -29,6 +29,9 @@ func benchOptions(b *testing.B, devs int, devSize int64) *Options {
 		}
 		o.Devices = append(o.Devices, d)
 	}
+	if os.Getenv("BRAID_KV_NUMA") == "off" { // the one-node cost of NUMAAuto: compare with and without
+		o.NUMA = NUMAOff
+	}
 	return o
 }
 
