@@ -91,8 +91,10 @@ func expire(c *conn, t *tx, a [][]byte, unit int64, abs bool, name string) {
 	}
 	if n <= t.now {
 		t.set(a[0], nil)
+		t.propagate([]byte("DEL"), a[0])
 	} else {
 		t.put(a[0], e.Value, n)
+		t.propagate([]byte("PEXPIREAT"), a[0], msArg(n))
 	}
 	c.w.int(1)
 }

@@ -31,6 +31,7 @@ func init() {
 			t.over[k] = nil
 		}
 		t.flush = true
+		t.prop.dirty++ // propagated even when nothing was there
 		c.w.ok()
 	}
 	keyCmd("flushdb", -1, fDel, 0, 0, 0, flush).all = true

@@ -91,7 +91,7 @@ func cmdExec(c *conn, _ [][]byte) {
 	for _, a := range queued {
 		cmd := lookup(a[0])
 		if cmd.keyed() {
-			c.count(cmd, a, func() { cmd.run(c, t, a[1:]) })
+			t.exec(c, cmd, a)
 		} else {
 			c.count(cmd, a, func() { cmd.conn(c, a[1:]) })
 		}
@@ -99,6 +99,10 @@ func cmdExec(c *conn, _ [][]byte) {
 	if err := t.commit(); err != nil {
 		c.w.b = c.w.b[:mark]
 		c.storeErr(err)
+		return
+	}
+	if t.prop.on {
+		c.sv.feed(t.prop.cmds, true)
 	}
 }
 

@@ -47,6 +47,7 @@ func cmdGet(c *conn, t *tx, a [][]byte) {
 type setOpts struct {
 	nx, xx, get, keepTTL, intReply bool
 	deadline                       int64
+	relative                       bool // EX, PX, EXAT: propagated as PXAT
 }
 
 func cmdSet(c *conn, t *tx, a [][]byte) {
@@ -74,7 +75,7 @@ func parseSetOpts(c *conn, t *tx, a [][]byte, o *setOpts) bool {
 			if !ok {
 				return false
 			}
-			o.deadline, expiry = d, true
+			o.deadline, o.relative, expiry = d, !eq(a[i], "pxat"), true
 			i++
 		default:
 			c.w.err(errSyntax)
@@ -135,6 +136,9 @@ func setCommon(c *conn, t *tx, key, value []byte, o setOpts) {
 		d = old.Deadline
 	}
 	t.put(key, value, d)
+	if o.relative {
+		t.propagate([]byte("SET"), key, value, []byte("PXAT"), msArg(d))
+	}
 	switch {
 	case o.intReply:
 		c.w.int(1)
@@ -158,6 +162,7 @@ func setex(c *conn, t *tx, a [][]byte, unit int64, name string) {
 		return
 	}
 	t.put(a[0], a[2], t.now+n*unit)
+	t.propagate([]byte("SET"), a[0], a[2], []byte("PXAT"), msArg(t.now+n*unit))
 	c.w.ok()
 }
 
@@ -169,6 +174,7 @@ func cmdGetdel(c *conn, t *tx, a [][]byte) {
 		c.w.null()
 	default:
 		t.set(a[0], nil)
+		t.propagate([]byte("DEL"), a[0])
 		c.w.bulk(e.Value)
 	}
 }
@@ -200,10 +206,13 @@ func cmdGetex(c *conn, t *tx, a [][]byte) {
 		return
 	case persist && e.Deadline != 0:
 		t.put(a[0], e.Value, 0)
+		t.propagate([]byte("PERSIST"), a[0])
 	case d != 0 && d <= t.now:
 		t.set(a[0], nil)
+		t.propagate([]byte("DEL"), a[0])
 	case d != 0:
 		t.put(a[0], e.Value, d)
+		t.propagate([]byte("PEXPIREAT"), a[0], msArg(d))
 	}
 	c.w.bulk(e.Value)
 }
@@ -319,7 +328,11 @@ func cmdSetrange(c *conn, t *tx, a [][]byte) {
 		c.w.int(int64(len(e.Value)))
 		return
 	}
-	if !c.fits(off + int64(len(a[2]))) {
+	end := off + int64(len(a[2]))
+	if end < off {
+		end = math.MaxInt64 // overflowed: too big
+	}
+	if !c.fits(end) {
 		return
 	}
 	v := make([]byte, max(int64(len(e.Value)), off+int64(len(a[2]))))
@@ -396,5 +409,6 @@ func cmdIncrbyfloat(c *conn, t *tx, a [][]byte) {
 	}
 	s := formatLongDouble(sum)
 	t.put(a[0], []byte(s), e.Deadline)
+	t.propagate([]byte("SET"), a[0], []byte(s), []byte("KEEPTTL"))
 	c.w.bulkString(s)
 }

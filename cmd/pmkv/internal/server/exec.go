@@ -118,14 +118,17 @@ func (c *conn) runTx(cmds [][][]byte) {
 	t := c.sv.newTx()
 	mark := len(c.w.b)
 	for _, a := range cmds {
-		cmd := lookup(a[0])
-		c.count(cmd, a, func() { cmd.run(c, t, a[1:]) })
+		t.exec(c, lookup(a[0]), a)
 	}
 	if err := t.commit(); err != nil {
 		c.w.b = c.w.b[:mark]
 		for range cmds {
 			c.storeErr(err)
 		}
+		return
+	}
+	if t.prop.on {
+		c.sv.feed(t.prop.cmds, false)
 	}
 }
 

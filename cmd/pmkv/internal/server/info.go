@@ -174,7 +174,8 @@ func (sv *Server) infoStats(b *strings.Builder) {
 
 func (sv *Server) infoReplication(b *strings.Builder) {
 	field(b, "role", "master")
-	field(b, "connected_slaves", 0)
+	field(b, "connected_slaves", sv.repl.n.Load())
+	field(b, "master_replid", sv.replID)
 	field(b, "master_repl_offset", 0)
 }
 

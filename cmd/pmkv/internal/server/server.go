@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -48,6 +49,8 @@ type Server struct {
 	stats    counters
 	cursors  cursors
 	samples  samples
+	repl     repl
+	replID   string // master_replid: random per run
 }
 
 // New returns a server over cfg.Backend.
@@ -72,6 +75,7 @@ func New(cfg Config) *Server {
 	}
 	sv := &Server{cfg: cfg, b: cfg.Backend, locks: newLocks(), start: time.Now(), conns: map[*conn]struct{}{}}
 	sv.cursors.m = map[uint64][]byte{}
+	sv.replID = fmt.Sprintf("%016x%016x%08x", rand.Uint64(), rand.Uint64(), rand.Uint32())
 	sv.stats.cmds = map[string]*cmdStat{}
 	for name := range table {
 		sv.stats.cmds[name] = &cmdStat{}
@@ -169,6 +173,7 @@ func isLoopback(a net.Addr) bool {
 
 func (sv *Server) remove(c *conn) {
 	sv.locks.unwatch(c)
+	sv.dropReplica(c)
 	sv.mu.Lock()
 	delete(sv.conns, c)
 	sv.mu.Unlock()
@@ -198,6 +203,7 @@ type conn struct {
 	queued  [][][]byte
 	watched []watched
 	dirty   atomic.Bool
+	replica *replica // after SYNC: the replication stream is all it gets
 }
 
 func (sv *Server) newConn(nc net.Conn) *conn {
@@ -230,7 +236,9 @@ func (c *conn) serve() {
 			cmds = append(cmds, a)
 		}
 		c.run(cmds)
-		if !c.flush() {
+		if c.replica != nil {
+			c.w.b = c.w.b[:0] // a replica gets no replies
+		} else if !c.flush() {
 			return
 		}
 		c.r.release()
@@ -276,5 +284,3 @@ func (c *conn) addr() string  { return c.nc.RemoteAddr().String() }
 func (c *conn) laddr() string { return c.nc.LocalAddr().String() }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-var _ = fmt.Sprintf

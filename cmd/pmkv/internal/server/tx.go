@@ -17,9 +17,14 @@ type tx struct {
 	over  map[string]*Entry
 	order []string
 	flush bool // FLUSHALL ran: every key not in over is gone
+	prop  propagation
 }
 
-func (sv *Server) newTx() *tx { return &tx{sv: sv, now: nowMs()} }
+func (sv *Server) newTx() *tx {
+	t := &tx{sv: sv, now: nowMs()}
+	t.prop.on = sv.repl.n.Load() > 0
+	return t
+}
 
 // get returns key's live entry.
 func (t *tx) get(key []byte) (Entry, bool, error) {
@@ -45,6 +50,7 @@ func (t *tx) get(key []byte) (Entry, bool, error) {
 }
 
 func (t *tx) set(key []byte, e *Entry) {
+	t.prop.dirty++
 	k := string(key)
 	if t.over == nil {
 		t.over = map[string]*Entry{}
