@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/braid-pm/braid/cmd/pmkv/internal/server"
 	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/kv"
 )
@@ -105,6 +106,7 @@ func putCommand(sf *storeFlags) cli.Command {
 				}
 				value = b
 			}
+			value = server.EncodeString(value) // as pmkv serve's SET stores it
 			return checkKV(sf, []byte(args[0]), value)
 		},
 		do: func(_ context.Context, s store, args []string, _ io.Writer) error {
@@ -125,7 +127,11 @@ func getCommand(sf *storeFlags) cli.Command {
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(stdout, "%s\n", v)
+			str, ok := server.DecodeString(v)
+			if !ok {
+				return fmt.Errorf("key %s holds a %s (a pmkv serve data type), not a string: read it with a Redis client", strconv.Quote(args[0]), server.TypeName(v))
+			}
+			_, err = fmt.Fprintf(stdout, "%s\n", str)
 			return err
 		}}.command(sf)
 }

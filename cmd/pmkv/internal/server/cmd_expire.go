@@ -74,7 +74,7 @@ func expire(c *conn, t *tx, a [][]byte, unit int64, abs bool, name string) {
 		c.w.err("ERR invalid expire time in '" + name + "' command")
 		return
 	}
-	e, found, fail := c.get(t, a[0])
+	e, found, fail := c.getRaw(t, a[0])
 	if fail {
 		return
 	}
@@ -93,14 +93,14 @@ func expire(c *conn, t *tx, a [][]byte, unit int64, abs bool, name string) {
 		t.set(a[0], nil)
 		t.propagate([]byte("DEL"), a[0])
 	} else {
-		t.put(a[0], e.Value, n)
+		t.putRaw(a[0], e.Value, n)
 		t.propagate([]byte("PEXPIREAT"), a[0], msArg(n))
 	}
 	c.w.int(1)
 }
 
 func ttl(c *conn, t *tx, key []byte, ms, abs bool) {
-	e, ok, fail := c.get(t, key)
+	e, ok, fail := c.getRaw(t, key)
 	switch {
 	case fail:
 	case !ok:
@@ -119,13 +119,13 @@ func ttl(c *conn, t *tx, key []byte, ms, abs bool) {
 }
 
 func cmdPersist(c *conn, t *tx, a [][]byte) {
-	e, ok, fail := c.get(t, a[0])
+	e, ok, fail := c.getRaw(t, a[0])
 	switch {
 	case fail:
 	case !ok || e.Deadline == 0:
 		c.w.int(0)
 	default:
-		t.put(a[0], e.Value, 0)
+		t.putRaw(a[0], e.Value, 0)
 		c.w.int(1)
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tidwall/match"
@@ -69,7 +70,7 @@ func cmdDel(c *conn, t *tx, a [][]byte) {
 func cmdExists(c *conn, t *tx, a [][]byte) {
 	n := int64(0)
 	for _, k := range a {
-		_, ok, fail := c.get(t, k)
+		_, ok, fail := c.getRaw(t, k)
 		if fail {
 			return
 		}
@@ -81,18 +82,18 @@ func cmdExists(c *conn, t *tx, a [][]byte) {
 }
 
 func cmdType(c *conn, t *tx, a [][]byte) {
-	_, ok, fail := c.get(t, a[0])
+	e, ok, fail := c.getRaw(t, a[0])
 	switch {
 	case fail:
 	case ok:
-		c.w.simple("string")
+		c.w.simple(TypeName(e.Value))
 	default:
 		c.w.simple("none")
 	}
 }
 
 func rename(c *conn, t *tx, a [][]byte, nx bool) {
-	e, ok, fail := c.get(t, a[0])
+	e, ok, fail := c.getRaw(t, a[0])
 	switch {
 	case fail:
 		return
@@ -108,7 +109,7 @@ func rename(c *conn, t *tx, a [][]byte, nx bool) {
 		return
 	}
 	if nx {
-		_, exists, fail := c.get(t, a[1])
+		_, exists, fail := c.getRaw(t, a[1])
 		if fail {
 			return
 		}
@@ -118,7 +119,7 @@ func rename(c *conn, t *tx, a [][]byte, nx bool) {
 		}
 	}
 	t.set(a[0], nil)
-	t.put(a[1], e.Value, e.Deadline)
+	t.putRaw(a[1], e.Value, e.Deadline)
 	if nx {
 		c.w.int(1)
 	} else {
@@ -146,7 +147,7 @@ func cmdCopy(c *conn, t *tx, a [][]byte) {
 			return
 		}
 	}
-	e, ok, fail := c.get(t, a[0])
+	e, ok, fail := c.getRaw(t, a[0])
 	if fail {
 		return
 	}
@@ -158,7 +159,7 @@ func cmdCopy(c *conn, t *tx, a [][]byte) {
 		c.w.int(0)
 		return
 	}
-	_, exists, fail := c.get(t, a[1])
+	_, exists, fail := c.getRaw(t, a[1])
 	if fail {
 		return
 	}
@@ -166,7 +167,7 @@ func cmdCopy(c *conn, t *tx, a [][]byte) {
 		c.w.int(0)
 		return
 	}
-	t.put(a[1], e.Value, e.Deadline)
+	t.putRaw(a[1], e.Value, e.Deadline)
 	c.w.int(1)
 }
 
@@ -271,7 +272,7 @@ type scanArgs struct {
 	from    []byte
 	pattern string
 	count   int
-	noKeys  bool // TYPE names a type no key has
+	typ     string // TYPE: only keys of this type ("": all)
 }
 
 func parseScan(c *conn, a [][]byte) (scanArgs, bool) {
@@ -309,7 +310,7 @@ func parseScan(c *conn, a [][]byte) (scanArgs, bool) {
 			}
 			s.count = int(min(n, 100000))
 		case eq(a[i], "type"):
-			s.noKeys = !eq(a[i+1], "string")
+			s.typ = strings.ToLower(string(a[i+1]))
 		default:
 			c.w.err(errSyntax)
 			return s, false
@@ -333,7 +334,7 @@ func cmdScan(c *conn, t *tx, a [][]byte) {
 		}
 		seen++
 		last = append(last[:0], k...)
-		if !s.noKeys && (s.pattern == "*" || match.Match(string(k), s.pattern)) {
+		if (s.pattern == "*" || match.Match(string(k), s.pattern)) && c.hasType(k, s.typ) {
 			keys = append(keys, append([]byte(nil), k...))
 		}
 		return true

@@ -116,9 +116,17 @@ func deadlineArg(c *conn, t *tx, unit, arg []byte, name string) (int64, bool) {
 }
 
 func setCommon(c *conn, t *tx, key, value []byte, o setOpts) {
-	old, ok, fail := c.get(t, key)
+	old, ok, fail := c.getRaw(t, key) // SET replaces a value of any type
 	if fail {
 		return
+	}
+	if ok && o.get {
+		s, str := DecodeString(old.Value)
+		if !str {
+			c.w.err(errWrongType)
+			return
+		}
+		old.Value = s
 	}
 	if (o.nx && ok) || (o.xx && !ok) {
 		switch {
@@ -221,11 +229,12 @@ func cmdMget(c *conn, t *tx, a [][]byte) {
 	c.w.array(len(a))
 	for _, k := range a {
 		e, ok, err := t.get(k)
-		if err != nil || !ok {
+		s, str := DecodeString(e.Value)
+		if err != nil || !ok || !str {
 			c.w.null() // Redis answers nil for what it cannot give
 			continue
 		}
-		c.w.bulk(e.Value)
+		c.w.bulk(s)
 	}
 }
 
@@ -240,7 +249,7 @@ func mset(c *conn, t *tx, a [][]byte, nx bool) {
 	}
 	if nx {
 		for i := 0; i < len(a); i += 2 {
-			_, ok, fail := c.get(t, a[i])
+			_, ok, fail := c.getRaw(t, a[i])
 			if fail {
 				return
 			}

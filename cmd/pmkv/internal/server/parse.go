@@ -136,9 +136,25 @@ func (c *conn) fits(n int64) bool {
 	return false
 }
 
-// get is t.get answering a store error; ok reports a live entry, fail an
-// error already answered.
+// get is t.get of a string answering a store error, and WRONGTYPE for a
+// typed value (types.go); ok reports a live entry, fail an error already
+// answered. e.Value is the string (unescaped).
 func (c *conn) get(t *tx, key []byte) (e Entry, ok, fail bool) {
+	e, ok, fail = c.getRaw(t, key)
+	if ok {
+		s, str := DecodeString(e.Value)
+		if !str {
+			c.w.err(errWrongType)
+			return e, false, true
+		}
+		e.Value = s
+	}
+	return e, ok, fail
+}
+
+// getRaw is t.get answering a store error: e.Value is the stored value
+// of any type (for the commands on keys of every type).
+func (c *conn) getRaw(t *tx, key []byte) (e Entry, ok, fail bool) {
 	e, ok, err := t.get(key)
 	if err != nil {
 		c.storeErr(err)

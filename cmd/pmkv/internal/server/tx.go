@@ -61,9 +61,14 @@ func (t *tx) set(key []byte, e *Entry) {
 	t.over[k] = e
 }
 
-// put writes key = value with deadline (0: none).
+// put writes the string key = value with deadline (0: none).
 func (t *tx) put(key, value []byte, deadline int64) {
-	t.set(key, &Entry{Value: value, Deadline: deadline})
+	t.set(key, &Entry{Value: EncodeString(value), Deadline: deadline})
+}
+
+// putRaw writes a stored value (of any type, as getRaw returned it).
+func (t *tx) putRaw(key, raw []byte, deadline int64) {
+	t.set(key, &Entry{Value: raw, Deadline: deadline})
 }
 
 // del deletes key, reporting whether it was there.
