@@ -123,6 +123,13 @@ func cmdSpop(c *conn, t *tx, a [][]byte) {
 	if len(got) > 0 && !c.putDict(t, a[0], s, kindSet, dl) {
 		return
 	}
+	rem := [][]byte{[]byte("SREM"), a[0]} // replicas remove what was drawn here
+	for _, m := range got {
+		rem = append(rem, []byte(m))
+	}
+	if len(got) > 0 {
+		t.propagate(rem...)
+	}
 	if withCount {
 		c.w.members(got)
 	} else {
