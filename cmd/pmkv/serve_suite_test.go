@@ -137,3 +137,79 @@ func TestServeSetrangeHuge(t *testing.T) {
 	}
 	require.Equal(t, "PONG", c.Ping(ctx).Val())
 }
+
+// TestServeDebugObject: DEBUG PROTOCOL's samples in RESP2 and RESP3,
+// OBJECT ENCODING by content, DEBUG DIGEST-VALUE equal for equal values.
+func TestServeDebugObject(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c2 := newClient(t, addr, nil)
+	c3 := redis.NewClient(&redis.Options{Addr: addr, Protocol: 3})
+	defer c3.Close()
+	require.Equal(t, int64(1), c2.Do(ctx, "DEBUG", "PROTOCOL", "true").Val())
+	require.Equal(t, true, c3.Do(ctx, "DEBUG", "PROTOCOL", "true").Val())
+	require.Equal(t, "1234567999999999999999999999999999999", c2.Do(ctx, "DEBUG", "PROTOCOL", "bignum").Val())
+	require.Equal(t, "1234567999999999999999999999999999999", fmt.Sprint(c3.Do(ctx, "DEBUG", "PROTOCOL", "bignum").Val()))
+	require.Equal(t, "Some real reply following the attribute", c3.Do(ctx, "DEBUG", "PROTOCOL", "attrib").Val())
+	require.Equal(t, map[any]any{int64(0): false, int64(1): true, int64(2): false}, c3.Do(ctx, "DEBUG", "PROTOCOL", "map").Val())
+	require.ErrorContains(t, c2.Do(ctx, "DEBUG", "PROTOCOL", "push").Err(), "RESP2 is not supported")
+	require.ErrorContains(t, c2.Do(ctx, "DEBUG", "PROTOCOL", "nosuch").Err(), "Wrong protocol type name")
+
+	for v, enc := range map[string]string{"12": "int", "-9223372036854775808": "int", "012": "embstr",
+		"hello": "embstr", strings.Repeat("x", 45): "raw"} {
+		require.NoError(t, c2.Set(ctx, "k", v, 0).Err())
+		require.Equal(t, enc, c2.ObjectEncoding(ctx, "k").Val(), v)
+	}
+	require.Equal(t, int64(1), c2.ObjectRefCount(ctx, "k").Val())
+	require.ErrorIs(t, c2.ObjectEncoding(ctx, "nosuch").Err(), redis.Nil)
+	require.NoError(t, c2.Set(ctx, "k", strings.Repeat("x", 45), 0).Err())
+	require.NoError(t, c2.Set(ctx, "k2", strings.Repeat("x", 45), 0).Err())
+	d := c2.Do(ctx, "DEBUG", "DIGEST-VALUE", "k", "k2", "nosuch").Val().([]any)
+	require.Equal(t, d[0], d[1])
+	require.Equal(t, strings.Repeat("0", 40), d[2])
+}
+
+// TestServeStateRefusals: CONFIG SET maxmemory makes denyoom commands OOM
+// (reads still run; an EXEC queued before aborts), a bad value is Redis's
+// error, min-replicas-to-write NOREPLICAS, REPLICAOF READONLY, SAVE in
+// MULTI aborts the EXEC.
+func TestServeStateRefusals(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	admin := newClient(t, addr, nil)
+	require.NoError(t, c.Set(ctx, "x", "1", 0).Err())
+	require.ErrorContains(t, admin.ConfigSet(ctx, "maxmemory", "bla").Err(),
+		"ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument couldn't be parsed into an integer")
+	require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "1kb").Err())
+	require.Equal(t, map[string]string{"maxmemory": "1024"}, admin.ConfigGet(ctx, "maxmemory").Val())
+	require.ErrorContains(t, c.Set(ctx, "x", "2", 0).Err(), "OOM command not allowed when used memory > 'maxmemory'.")
+	require.Equal(t, "1", c.Get(ctx, "x").Val())
+	require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "0").Err())
+
+	conn := newClient(t, addr, nil).Conn()
+	defer conn.Close()
+	require.NoError(t, conn.Do(ctx, "MULTI").Err())
+	require.Equal(t, "QUEUED", conn.Do(ctx, "SET", "x", "3").Val())
+	require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "1").Err())
+	require.ErrorContains(t, conn.Do(ctx, "EXEC").Err(), "EXECABORT Transaction discarded because of: OOM")
+	require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "0").Err())
+
+	require.NoError(t, admin.ConfigSet(ctx, "min-replicas-to-write", "1").Err())
+	require.ErrorContains(t, c.Set(ctx, "x", "4", 0).Err(), "NOREPLICAS")
+	require.NoError(t, admin.ConfigSet(ctx, "min-replicas-to-write", "0").Err())
+
+	require.NoError(t, admin.Do(ctx, "REPLICAOF", "localhost", "9999").Err())
+	require.ErrorContains(t, c.Set(ctx, "x", "5", 0).Err(), "READONLY")
+	require.Contains(t, admin.Info(ctx, "replication").Val(), "role:slave")
+	require.NoError(t, admin.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
+	require.NoError(t, c.Set(ctx, "x", "6", 0).Err())
+
+	require.NoError(t, conn.Do(ctx, "MULTI").Err())
+	require.Equal(t, "QUEUED", conn.Do(ctx, "SET", "x", "7").Val())
+	require.ErrorContains(t, conn.Do(ctx, "SAVE").Err(), "Command not allowed inside a transaction")
+	require.ErrorContains(t, conn.Do(ctx, "EXEC").Err(), "EXECABORT")
+	require.Equal(t, "6", c.Get(ctx, "x").Val())
+}

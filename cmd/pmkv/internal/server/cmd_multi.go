@@ -71,10 +71,18 @@ func cmdExec(c *conn, _ [][]byte) {
 	}
 	var keys [][]byte
 	all := false
+	flags := command{stale: true} // what the queued commands need together
 	for _, a := range queued {
 		cmd := lookup(a[0])
 		keys = cmd.keys(a, keys)
 		all = all || cmd.all
+		flags.write = flags.write || cmd.write
+		flags.denyoom = flags.denyoom || cmd.denyoom
+		flags.stale = flags.stale && cmd.stale
+	}
+	if msg := c.sv.stateRefusal(&flags); msg != "" {
+		c.w.err("EXECABORT Transaction discarded because of: " + msg)
+		return
 	}
 	for _, w := range c.watched {
 		keys = append(keys, []byte(w.key))

@@ -69,6 +69,8 @@ func (c *conn) refusal(cmd *command, args [][]byte) string {
 		return "NOAUTH Authentication required."
 	case (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity):
 		return fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.fullName(args))
+	case c.multi && cmd.noMulti:
+		return "ERR Command not allowed inside a transaction"
 	case cmd.sub != nil && len(args) > 1:
 		sub := cmd.subcommand(args)
 		if sub == nil {
@@ -78,7 +80,7 @@ func (c *conn) refusal(cmd *command, args [][]byte) string {
 			return fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.fullName(args))
 		}
 	}
-	return ""
+	return c.sv.stateRefusal(cmd)
 }
 
 func argsPreview(args [][]byte) string {

@@ -114,7 +114,7 @@ func (sv *Server) infoMemory(b *strings.Builder) {
 	field(b, "used_memory_rss", rss())
 	field(b, "used_memory_peak", ms.HeapSys)
 	field(b, "total_system_memory", 0)
-	field(b, "maxmemory", 0)
+	field(b, "maxmemory", sv.set.maxMemory.Load())
 	field(b, "maxmemory_policy", "noeviction")
 	field(b, "mem_allocator", "go")
 	st := sv.b.Stats()
@@ -173,9 +173,16 @@ func (sv *Server) infoStats(b *strings.Builder) {
 }
 
 func (sv *Server) infoReplication(b *strings.Builder) {
-	field(b, "role", "master")
+	if m := sv.set.replicaOf.Load(); m != nil {
+		field(b, "role", "slave")
+		field(b, "master_host", m[0])
+		field(b, "master_port", m[1])
+		field(b, "master_link_status", "down")
+	} else {
+		field(b, "role", "master")
+	}
 	field(b, "connected_slaves", sv.repl.n.Load())
-	field(b, "master_replid", sv.replID)
+	field(b, "master_replid", sv.replIDNow())
 	field(b, "master_repl_offset", 0)
 }
 

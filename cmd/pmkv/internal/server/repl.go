@@ -18,8 +18,8 @@ import (
 // elsewhere.
 
 func init() {
-	connCmd("sync", 1, []string{"admin", "noscript"}, cmdSync)
-	connCmd("psync", -3, []string{"admin", "noscript"}, cmdSync)
+	connCmd("sync", 1, []string{"admin", "noscript"}, cmdSync).noMulti = true
+	connCmd("psync", -3, []string{"admin", "noscript"}, cmdSync).noMulti = true
 	connCmd("replconf", -1, []string{"admin", "noscript", "loading", "stale"}, func(c *conn, _ [][]byte) { c.w.ok() })
 }
 
@@ -47,16 +47,12 @@ type repl struct {
 }
 
 func cmdSync(c *conn, a [][]byte) {
-	if c.multi {
-		c.w.err("ERR Command not allowed inside a transaction")
-		return
-	}
 	if c.replica != nil {
 		return
 	}
 	r := &replica{c: c, wake: make(chan struct{}, 1)}
 	if len(a) == 2 {
-		c.w.simple("FULLRESYNC " + c.sv.replID + " 0")
+		c.w.simple("FULLRESYNC " + c.sv.replIDNow() + " 0")
 	}
 	c.w.header('$', len(emptyRDB))
 	c.w.b = append(c.w.b, emptyRDB...)
@@ -132,8 +128,8 @@ func (sv *Server) dropReplica(c *conn) {
 // feed sends cmds, written and durable, to every replica: several
 // between MULTI and EXEC when multi.
 func (sv *Server) feed(cmds [][][]byte, multi bool) {
-	if len(cmds) == 0 {
-		return
+	if len(cmds) == 0 || sv.set.replicaOf.Load() != nil {
+		return // a replica propagates nothing
 	}
 	var w writer
 	multi = multi && len(cmds) > 1
@@ -206,6 +202,12 @@ func (t *tx) exec(c *conn, cmd *command, args [][]byte) {
 	case t.prop.dirty != dirty:
 		t.prop.cmds = append(t.prop.cmds, clone(args))
 	}
+}
+
+func (sv *Server) replIDNow() string {
+	sv.repl.mu.Lock()
+	defer sv.repl.mu.Unlock()
+	return sv.replID
 }
 
 func msArg(ms int64) []byte { return strconv.AppendInt(nil, ms, 10) }

@@ -101,3 +101,30 @@ func (w *writer) verbatim(text string) {
 }
 
 func (w *writer) ok() { w.b = append(w.b, "+OK\r\n"...) }
+
+// attribute starts a RESP3 attribute map of n pairs (RESP2 has none: the
+// caller writes the pairs only when w.resp3).
+func (w *writer) attribute(n int) { w.header('|', n) }
+
+// boolean is #t/#f in RESP3, 1/0 in RESP2.
+func (w *writer) boolean(v bool) {
+	switch {
+	case !w.resp3:
+		w.int(map[bool]int64{true: 1, false: 0}[v])
+	case v:
+		w.b = append(w.b, "#t\r\n"...)
+	default:
+		w.b = append(w.b, "#f\r\n"...)
+	}
+}
+
+// bigNumber is (n in RESP3, a bulk string in RESP2.
+func (w *writer) bigNumber(n string) {
+	if !w.resp3 {
+		w.bulkString(n)
+		return
+	}
+	w.b = append(w.b, '(')
+	w.b = append(w.b, n...)
+	w.b = append(w.b, '\r', '\n')
+}

@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -50,7 +48,8 @@ type Server struct {
 	cursors  cursors
 	samples  samples
 	repl     repl
-	replID   string // master_replid: random per run
+	set      settings
+	replID   string // master_replid: random per run (under repl.mu)
 }
 
 // New returns a server over cfg.Backend.
@@ -75,7 +74,7 @@ func New(cfg Config) *Server {
 	}
 	sv := &Server{cfg: cfg, b: cfg.Backend, locks: newLocks(), start: time.Now(), conns: map[*conn]struct{}{}}
 	sv.cursors.m = map[uint64][]byte{}
-	sv.replID = fmt.Sprintf("%016x%016x%08x", rand.Uint64(), rand.Uint64(), rand.Uint32())
+	sv.replID = newReplID()
 	sv.stats.cmds = map[string]*cmdStat{}
 	for name := range table {
 		sv.stats.cmds[name] = &cmdStat{}

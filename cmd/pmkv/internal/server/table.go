@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -14,6 +15,9 @@ type command struct {
 	flags             []string
 	first, last, step int
 	write             bool // takes its keys' locks
+	denyoom           bool // refused past maxmemory
+	stale             bool // served by a replica whose master link is down
+	noMulti           bool // refused inside MULTI
 	all               bool // takes every lock (FLUSHALL)
 	run               func(c *conn, t *tx, args [][]byte)
 	conn              func(c *conn, args [][]byte)
@@ -90,6 +94,7 @@ var (
 func keyCmd(name string, arity int, flags []string, first, last, step int, run func(*conn, *tx, [][]byte)) *command {
 	cmd := &command{name: name, arity: arity, flags: flags, first: first, last: last, step: step, run: run}
 	cmd.write = flags[0] == "write"
+	cmd.setFlags()
 	table[name] = cmd
 	return cmd
 }
@@ -97,8 +102,14 @@ func keyCmd(name string, arity int, flags []string, first, last, step int, run f
 // connCmd adds a command on the connection or the server.
 func connCmd(name string, arity int, flags []string, fn func(*conn, [][]byte)) *command {
 	cmd := &command{name: name, arity: arity, flags: flags, conn: fn}
+	cmd.setFlags()
 	table[name] = cmd
 	return cmd
+}
+
+func (cmd *command) setFlags() {
+	cmd.denyoom = slices.Contains(cmd.flags, "denyoom")
+	cmd.stale = slices.Contains(cmd.flags, "stale")
 }
 
 func subs(cmd *command, m map[string]int) {
