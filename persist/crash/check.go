@@ -17,22 +17,23 @@ import (
 
 // state is one crash test.
 type state struct {
-	cfg       Config
-	check     func(*Image) error
-	report    *Report
-	events    int
-	stopped   bool
-	dry       bool
-	keys      []pathKey // the counting run's fences, for sampling
-	sample    map[int]bool
-	stacks    map[pathKey]struct{} // PerStack: the paths seen
-	pairPaths map[pathKey]struct{} // the paths whose pairs were planned (or skipped)
-	replay    *replay
-	findings  map[[2]string]*Finding
-	scope     *testScope
-	inImage   int // > 0 while a check runs: its findings are not the workload's
-	replayHit bool
-	replayErr error
+	cfg          Config
+	check        func(*Image) error
+	report       *Report
+	events       int
+	stopped      bool
+	dry          bool
+	keys         []pathKey // the counting run's fences, for sampling
+	sample       map[int]bool
+	stacks       map[pathKey]struct{} // PerStack: the paths seen
+	pairPaths    map[pathKey]struct{} // the paths whose pairs were planned (or skipped)
+	replay       *replay
+	findings     map[[2]string]*Finding
+	scope        *testScope
+	inImage      int // > 0 while a check runs: its findings are not the workload's
+	replayHit    bool
+	replayImages int // images planned at the replayed crash point (-1: not reached)
+	replayErr    error
 
 	sched      int      // the schedule running (concurrent workloads)
 	est        int      // scheduling decisions in schedule 0 (PCT's estimate)
@@ -138,7 +139,7 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, sco
 		return nil, fmt.Errorf("%w: nil workload or check", ErrConfig)
 	}
 	st := &state{cfg: c, check: poisonCheck(c, check), report: &Report{}, stacks: map[pathKey]struct{}{}, pairPaths: map[pathKey]struct{}{},
-		findings: map[[2]string]*Finding{}, scope: scope}
+		findings: map[[2]string]*Finding{}, scope: scope, replayImages: -1}
 	if st.replay, err = parseReplay(os.Getenv(ReplayEnv)); err != nil {
 		return nil, err
 	}
@@ -158,9 +159,11 @@ func check0(cfg Config, workload func(*Run) error, check func(*Image) error, sco
 		return rep, werr
 	case st.replayErr != nil:
 		return rep, st.replayErr
+	case st.replay != nil && !st.replayHit && st.replayImages >= 0:
+		return rep, fmt.Errorf("%w: %s: crash point seq=%d has %d images here, no image %d: %s", ErrConfig, ReplayEnv, st.replay.seq, st.replayImages, st.replay.image, st.replay.why)
 	case st.replay != nil && !st.replayHit:
 		return rep, fmt.Errorf("%w: %s: crash point seq=%d was not reached (the run had %d events): %s", ErrConfig, ReplayEnv, st.replay.seq, st.events, st.replay.why)
-	case st.replay != nil && rep.Blocked > 0 && !rep.Failed():
+	case st.replay != nil && (rep.Blocked > 0 || st.replay.blocked > 0) && !rep.Failed():
 		return rep, fmt.Errorf("%w: %s: the replayed image passed: %s", ErrConfig, ReplayEnv, st.replay.why)
 	}
 	return rep, nil
@@ -174,7 +177,7 @@ func (st *state) runSchedules(workload func(*Run) error) error {
 	if st.replay != nil {
 		first, n = st.replay.sched, st.replay.sched+1
 		st.est = st.replay.steps
-		st.replay.why = "the code or the test changed since the failure was printed"
+		st.replay.why = st.replay.whyNot(nil)
 	}
 	for k := first; k < n; k++ {
 		st.sched = k
@@ -193,13 +196,8 @@ func (st *state) runSchedules(workload func(*Run) error) error {
 			}
 			st.concurrent = true
 			st.report.Blocked += m.sched.blocked
-			if st.replay != nil && m.sched.blocked > 0 {
-				st.replay.why = fmt.Sprintf("the code or the test changed since the failure was printed, or the interleaving differed: goroutines blocked in Go's synchronization %d times, and a lock released and taken again between two scheduling points may go to either goroutine", m.sched.blocked)
-			}
-			if st.replay != nil && len(m.sched.unmanaged) > 0 {
-				st.replay.why = fmt.Sprintf("the code or the test changed since the failure was printed, or the interleaving differed: %d goroutines not started with Run.Go reached the simulator, and only Run.Go's are scheduled reproducibly", len(m.sched.unmanaged))
-			} else if st.replay != nil && m.sched.blocked == 0 {
-				st.replay.why = "the code or the test changed since the failure was printed (the schedule replays exactly whatever GOMAXPROCS)"
+			if st.replay != nil {
+				st.replay.why = st.replay.whyNot(m.sched)
 			}
 		}
 		m.close()
@@ -252,9 +250,13 @@ func (st *state) runOnce(workload func(*Run) error, k int) (*machine, error) {
 func (st *state) key(k string) string {
 	if st.curConc() {
 		if p, _ := schedulePolicy(st.sched); p == policyPCT {
-			return fmt.Sprintf("%s sched=%d steps=%d", k, st.sched, st.est)
+			k = fmt.Sprintf("%s sched=%d steps=%d", k, st.sched, st.est)
+		} else {
+			k = fmt.Sprintf("%s sched=%d", k, st.sched)
 		}
-		return fmt.Sprintf("%s sched=%d", k, st.sched)
+		if b := st.cur.sched.blocked; b > 0 {
+			k = fmt.Sprintf("%s blocked=%d", k, b)
+		}
 	}
 	return k
 }

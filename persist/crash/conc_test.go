@@ -14,7 +14,10 @@ import (
 // TestConcurrentProbe runs the probe (conc_probe_test.go) with the
 // default settings: every broken twin is caught with every seed at
 // GOMAXPROCS 1 and 2, no correct twin is flagged, and every failure's
-// replay key reproduces it (same crash point, failing again).
+// replay key reproduces it (same crash point, failing again). Its
+// goroutines wait for each other through the harness only (Run.Yield):
+// no turn ever passes on blocking, so the replays are exact under any
+// load.
 func TestConcurrentProbe(t *testing.T) {
 	seeds := 10
 	if testing.Short() {
@@ -33,11 +36,14 @@ func TestConcurrentProbe(t *testing.T) {
 					require.NoError(t, err)
 					require.False(t, rep.Failed(), "correct twin flagged, seed %d: %v", seed, rep.Failures)
 					require.Equal(t, crash.DefaultSchedules, rep.Schedules, "a concurrent workload runs every schedule")
+					require.Zero(t, rep.Blocked, "the probe's goroutines wait for each other through the harness only: no turn passes on blocking, whatever the load")
 
 					wl, check = c.build(true)
 					rep, err = crash.Check(cfg, wl, check)
 					require.NoError(t, err)
 					require.True(t, rep.Failed(), "broken twin (%s) not caught, seed %d", c.class, seed)
+					require.Zero(t, rep.Blocked, "broken twin: no turn passes on blocking")
+					require.NotContains(t, rep.Failures[0].ReplayKey, "blocked=")
 					schedules += rep.Schedules
 					f := rep.Failures[0]
 					require.NotEmpty(t, f.Schedule)

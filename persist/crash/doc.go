@@ -57,11 +57,12 @@
 //	                      and every value it read with persist.Load64 that another thread stored and had not
 //	                      made durable: else a persistency race, reported with both call sites
 //	blocking              a thread blocked in Go's synchronization (a sync.Mutex, a channel) or spinning in
-//	                      runtime.Gosched is seen in the runtime's goroutine states and the turn passes on;
+//	                      runtime.Gosched is seen in the runtime's goroutine states and the turn passes on
+//	                      (never for a wait inside the simulator, nor for the runtime's own semaphores);
 //	                      exact replays need threads to wait with Run.Yield (a Mutex released and taken again
-//	                      between two points may go to either thread, and the replay then says so); what is
-//	                      stored while a blocked thread may be running is nobody's at Run.Durable (crash
-//	                      images still hold it)
+//	                      between two points may go to either thread: such a failure's replay key carries
+//	                      blocked=B, and a replay that then differs says so); what is stored while a blocked
+//	                      thread may be running is nobody's at Run.Durable (crash images still hold it)
 //	other goroutines      goroutines a structure starts itself are not scheduled: their operations count as
 //	                      the thread's with the turn (one core among them, fences global as before), and a
 //	                      replay that depends on their timing says so

@@ -36,6 +36,8 @@ func (st *state) checkPoint(m *machine, pt Point) {
 		want = st.replay.image
 		if m.depth > 0 {
 			want = st.replay.rimage
+		} else {
+			st.replayImages = plan.planned
 		}
 	}
 	choice := make([]int, len(us.units))

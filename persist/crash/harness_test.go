@@ -246,6 +246,11 @@ func TestReplay(t *testing.T) {
 	_, err = crash.Check(v.cfg, wl, ck)
 	require.ErrorContains(t, err, "not reached", "a replay that matches nothing must not pass silently")
 
+	t.Setenv(crash.ReplayEnv, fmt.Sprintf("seq=%d image=9999", f.Point.Seq))
+	_, err = crash.Check(v.cfg, wl, ck)
+	require.ErrorIs(t, err, crash.ErrConfig)
+	require.ErrorContains(t, err, fmt.Sprintf("crash point seq=%d has %d images here, no image 9999", f.Point.Seq, f.Images))
+
 	t.Setenv(crash.ReplayEnv, "seq=x")
 	_, err = crash.Check(v.cfg, wl, ck)
 	require.ErrorIs(t, err, crash.ErrConfig)

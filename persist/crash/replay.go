@@ -17,7 +17,8 @@ import (
 // recovery, "durable" a durability point that found data not durable, and
 // "sched=S steps=N" the schedule of a concurrent workload (Run.Go; N,
 // for a PCT schedule, the decisions of schedule 0 it spread its priority
-// changes over), and
+// changes over; "blocked=B" when goroutines of the failing run blocked in
+// Go's synchronization B times, which the schedule does not decide), and
 // "test=NAME call=C" the Test call it belongs to (other calls run
 // normally). Failures print the exact command line; Failure.ReplayKey
 // holds the value.
@@ -27,6 +28,7 @@ const ReplayEnv = "BRAID_CRASH_REPLAY"
 type replay struct {
 	seq, image, rseq, rimage int
 	sched, steps             int      // the schedule of a concurrent workload; PCT's estimate
+	blocked                  int      // turns the failing run passed on because a goroutine blocked in Go's synchronization
 	exact                    bool     // keep= or drop= given: the image as reported
 	base                     bool     // drop= form: every unit survived unless listed
 	keep                     [][2]int // unit, candidate (-1: the newest)
@@ -42,7 +44,7 @@ func parseReplay(s string) (*replay, error) {
 		return nil, nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("%w: %s=%q: %s (want seq=N image=I [keep=K,K:C,K-L,...] [drop=K,K-L,...] [rseq=R rimage=J] [durable] [sched=S [steps=N]] [test=NAME call=C])", ErrConfig, ReplayEnv, s, why)
+		return fmt.Errorf("%w: %s=%q: %s (want seq=N image=I [keep=K,K:C,K-L,...] [drop=K,K-L,...] [rseq=R rimage=J] [durable] [sched=S [steps=N] [blocked=B]] [test=NAME call=C])", ErrConfig, ReplayEnv, s, why)
 	}
 	r := &replay{image: -1, rimage: -1}
 	for _, f := range strings.Fields(s) {
@@ -85,6 +87,8 @@ func parseReplay(s string) (*replay, error) {
 			r.sched = n
 		case "steps":
 			r.steps = n
+		case "blocked":
+			r.blocked = n
 		default:
 			return nil, bad(fmt.Sprintf("unknown key %q", k))
 		}
@@ -93,6 +97,31 @@ func parseReplay(s string) (*replay, error) {
 		return nil, bad("seq=N is missing")
 	}
 	return r, nil
+}
+
+// whyNot says why a replay may not fit the run of schedule sc (nil:
+// before it ran). A schedule replays exactly whatever GOMAXPROCS as long
+// as its goroutines wait for each other only through the harness (Run.Go,
+// Run.Yield, persist operations); where one blocked in Go's
+// synchronization (a sync.Mutex, a channel) in the failing run or in the
+// replay, which goroutine a released lock goes to is Go's runtime's
+// choice, and so is the interleaving from there on.
+func (r *replay) whyNot(sc *sched) string {
+	const changed = "the code or the test changed since the failure was printed"
+	blocked := 0
+	if sc != nil {
+		blocked = sc.blocked
+		if len(sc.unmanaged) > 0 {
+			return fmt.Sprintf("%s, or the interleaving differed: %d goroutines not started with Run.Go reached the simulator, and only Run.Go's are scheduled reproducibly", changed, len(sc.unmanaged))
+		}
+	}
+	if r.blocked > 0 || blocked > 0 {
+		return fmt.Sprintf("%s, or the interleaving differed: goroutines blocked in Go's synchronization %d times in the failing run and %d times in this one, and a lock released and taken again between two scheduling points may go to either goroutine (only schedules whose goroutines wait for each other through the harness replay exactly)", changed, r.blocked, blocked)
+	}
+	if sc == nil {
+		return changed
+	}
+	return changed + " (the schedule replays exactly whatever GOMAXPROCS)"
 }
 
 // parseUnits reads the entries of keep= or drop=: K, K-L, or (keep only)

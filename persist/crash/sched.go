@@ -387,7 +387,7 @@ func (s *sched) settle() {
 		states := goroutineStates()
 		free := false
 		for _, t := range blocked {
-			if !blockedState(states[t.goid]) {
+			if !states[t.goid].blocked() {
 				free = true
 			}
 		}
@@ -430,7 +430,7 @@ func (s *sched) watchdog() {
 		if t := s.cur; t != nil && t.st == tRunning && s.busy.Load() == 0 && s.m.mu.TryLock() {
 			// Progress is counted before a point takes s.mu: a thread
 			// waiting for s.mu (held here) has progressed.
-			if s.progress.Load() == last && blockedState(goroutineStates()[t.goid]) && s.progress.Load() == last && s.busy.Load() == 0 {
+			if s.progress.Load() == last && goroutineStates()[t.goid].blocked() && s.progress.Load() == last && s.busy.Load() == 0 {
 				s.m.attributeLocked(t.id)
 				t.st = tBlocked
 				s.nblocked.Add(1)
@@ -451,56 +451,4 @@ func (s *sched) close() {
 		close(s.stop)
 		<-s.wdone
 	}
-}
-
-// goroutineStates reads every goroutine's wait state from the runtime's
-// stack dump ("goroutine 7 [chan receive, 2 minutes]:").
-func goroutineStates() map[uint64]string {
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	out := map[uint64]string{}
-	lines := bytes.Split(buf, []byte("\n"))
-	for i, line := range lines {
-		rest, ok := bytes.CutPrefix(line, []byte("goroutine "))
-		if !ok {
-			continue
-		}
-		id, st, ok := bytes.Cut(rest, []byte(" ["))
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseUint(string(id), 10, 64)
-		if err != nil {
-			continue
-		}
-		if j := bytes.IndexAny(st, ",]"); j >= 0 {
-			st = st[:j]
-		}
-		if string(st) == "runnable" && i+1 < len(lines) && bytes.HasPrefix(lines[i+1], []byte("runtime.Gosched(")) {
-			st = []byte("gosched") // a spin loop's yield: waiting for another goroutine
-		}
-		out[n] = string(st)
-	}
-	return out
-}
-
-// blockedState reports whether a goroutine in this wait state waits for
-// another goroutine (not for time or I/O, which end by themselves). A
-// goroutine seen yielding in runtime.Gosched is taken for a spin loop
-// waiting for another (a lock held by a thread waiting for its turn).
-func blockedState(st string) bool {
-	switch st {
-	case "gosched", "semacquire", "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock", "sync.Cond.Wait",
-		"sync.WaitGroup.Wait", "chan receive", "chan send", "select", "chan receive (nil chan)",
-		"chan send (nil chan)", "select (no cases)":
-		return true
-	}
-	return false
 }
