@@ -413,3 +413,70 @@ func formatScore(f float64) string {
 
 // errorsIsBad reports a value that does not decode.
 func errorsIsBad(err error) bool { return errors.Is(err, errBadValue) }
+
+// EncodingName is OBJECT ENCODING's answer for a stored value: pmkv keeps
+// one encoding per type (the codec above), so it names the encoding
+// Redis 7.0 would use for the same content at its default thresholds
+// (hash and zset: listpack up to 128 entries of at most 64 bytes; set:
+// intset up to 512 integers; lists: quicklist; strings: int, embstr up
+// to 44 bytes, raw), which is what clients and tests that read it expect.
+func EncodingName(raw []byte) string {
+	k, ok := kindOf(raw)
+	if !ok {
+		return "unknown"
+	}
+	switch k {
+	case kindList:
+		return "quicklist"
+	case kindHash:
+		if h, err := decodeDict(raw, kindHash); err == nil && h.len() <= 128 && smallDict(h) {
+			return "listpack"
+		}
+		return "hashtable"
+	case kindSet:
+		if s, err := decodeDict(raw, kindSet); err == nil && s.len() <= 512 && intDict(s) {
+			return "intset"
+		}
+		return "hashtable"
+	case kindZSet:
+		if z, err := decodeZSet(raw); err == nil && len(z.els) <= 128 && smallZSet(z) {
+			return "listpack"
+		}
+		return "skiplist"
+	}
+	s, _ := DecodeString(raw)
+	switch _, isInt := parseInt(s); {
+	case isInt:
+		return "int"
+	case len(s) <= 44:
+		return "embstr"
+	}
+	return "raw"
+}
+
+func smallDict(h *dict) bool {
+	for i, k := range h.keys {
+		if len(k) > 64 || len(h.vals[i]) > 64 {
+			return false
+		}
+	}
+	return true
+}
+
+func intDict(h *dict) bool {
+	for _, k := range h.keys {
+		if _, ok := parseInt([]byte(k)); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func smallZSet(z *zset) bool {
+	for _, el := range z.els {
+		if len(el.member) > 64 {
+			return false
+		}
+	}
+	return true
+}
