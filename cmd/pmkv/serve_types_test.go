@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -255,4 +256,25 @@ func TestServeSortedSets(t *testing.T) {
 	require.Equal(t, 1.0, c3.ZScore(ctx, "z", "a").Val())
 	require.Equal(t, zs(1.0, "a", 2.0, "b"), c3.ZRangeWithScores(ctx, "z", 0, -1).Val())
 	require.Equal(t, zs(1.0, "a"), c3.ZPopMin(ctx, "z", 1).Val())
+}
+
+// A collection is one kv value: one that would outgrow -maxvalue is
+// refused with Redis's kind of error and left as it was.
+func TestServeTypesValueLimit(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"), "-maxvalue", "4096")
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	big := strings.Repeat("x", 1000)
+	n := int64(0)
+	for ; n < 10; n++ {
+		if err := c.RPush(ctx, "l", big).Err(); err != nil {
+			require.ErrorContains(t, err, "over the store's limit of 4096 (the store's -maxvalue)")
+			break
+		}
+	}
+	require.Equal(t, int64(4), n, "4 elements of 1000 bytes fit in 4096, 5 do not")
+	require.Equal(t, n, c.LLen(ctx, "l").Val())
+	require.ErrorContains(t, c.HSet(ctx, "h", "f", strings.Repeat("y", 5000)).Err(), "over the store's limit")
+	require.Equal(t, int64(0), c.Exists(ctx, "h").Val())
 }
