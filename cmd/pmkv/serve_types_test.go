@@ -278,3 +278,28 @@ func TestServeTypesValueLimit(t *testing.T) {
 	require.ErrorContains(t, c.HSet(ctx, "h", "f", strings.Repeat("y", 5000)).Err(), "over the store's limit")
 	require.Equal(t, int64(0), c.Exists(ctx, "h").Val())
 }
+
+func TestServeSort(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	c.RPush(ctx, "l", "3", "10", "1", "2")
+	require.Equal(t, []string{"1", "2", "3", "10"}, c.Sort(ctx, "l", &redis.Sort{}).Val())
+	require.Equal(t, []string{"3", "2", "10", "1"}, c.Sort(ctx, "l", &redis.Sort{Alpha: true, Order: "DESC"}).Val())
+	require.Equal(t, []string{"2", "3"}, c.Sort(ctx, "l", &redis.Sort{Offset: 1, Count: 2}).Val())
+	c.MSet(ctx, "w_3", "1", "w_10", "2", "w_1", "3", "w_2", "4", "o_1", "one")
+	c.HSet(ctx, "h_2", "f", "two")
+	require.Equal(t, []string{"3", "10", "1", "2"}, c.Sort(ctx, "l", &redis.Sort{By: "w_*"}).Val())
+	require.Equal(t, []any{"one", nil, nil, nil}, c.SortInterfaces(ctx, "l", &redis.Sort{Get: []string{"o_*"}}).Val())
+	require.Equal(t, []any{"1", nil, "2", "two"}, c.SortInterfaces(ctx, "l", &redis.Sort{Get: []string{"#", "h_*->f"}, Count: 2}).Val())
+	require.Equal(t, []string{"3", "10", "1", "2"}, c.Sort(ctx, "l", &redis.Sort{By: "nosort"}).Val())
+	require.Equal(t, int64(4), c.SortStore(ctx, "l", "dst", &redis.Sort{Order: "DESC"}).Val())
+	require.Equal(t, []string{"10", "3", "2", "1"}, c.LRange(ctx, "dst", 0, -1).Val())
+	require.Equal(t, int64(0), c.SortStore(ctx, "none", "dst", &redis.Sort{}).Val())
+	require.Equal(t, int64(0), c.Exists(ctx, "dst").Val(), "an empty result deletes the destination")
+	c.SAdd(ctx, "s", "b", "a")
+	require.EqualError(t, c.Sort(ctx, "s", &redis.Sort{}).Err(), "ERR One or more scores can't be converted into double")
+	require.Equal(t, []string{"a", "b"}, c.Sort(ctx, "s", &redis.Sort{Alpha: true}).Val())
+	require.EqualError(t, c.Sort(ctx, "o_1", &redis.Sort{}).Err(), wrongType)
+}
