@@ -181,80 +181,8 @@ func cmdObject(c *conn, t *tx, a [][]byte) {
 	case !ok:
 		c.w.null()
 	case eq(a[0], "encoding"):
-		c.w.bulkString(encodingOf(e.Value))
+		c.w.bulkString(c.sv.encoding(e.Value))
 	default:
 		c.w.int(1)
 	}
-}
-
-// encodingOf is OBJECT ENCODING's name for a stored value.
-func encodingOf(raw []byte) string {
-	v, ok := DecodeString(raw)
-	if !ok {
-		return typedEncoding(raw)
-	}
-	if len(v) <= 20 {
-		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && strconv.FormatInt(n, 10) == string(v) {
-			return "int"
-		}
-	}
-	if len(v) <= 44 {
-		return "embstr"
-	}
-	return "raw"
-}
-
-// typedEncoding is the encoding Redis 7.0 gives a list, hash, set or
-// sorted set of this size at its default thresholds (128 entries of 64
-// bytes, 512 integers in an intset).
-func typedEncoding(raw []byte) string {
-	k, _ := kindOf(raw)
-	small := func(n int, lens ...int) bool {
-		if n > 128 {
-			return false
-		}
-		for _, l := range lens {
-			if l > 64 {
-				return false
-			}
-		}
-		return true
-	}
-	switch k {
-	case kindList:
-		return "quicklist"
-	case kindHash, kindSet:
-		d, err := decodeDict(raw, k)
-		if err != nil {
-			return "unknown"
-		}
-		var lens []int
-		ints := true
-		for i, key := range d.keys {
-			lens = append(lens, len(key), len(d.vals[i]))
-			_, err := strconv.ParseInt(key, 10, 64)
-			ints = ints && err == nil
-		}
-		switch {
-		case k == kindSet && ints && len(d.keys) <= 512:
-			return "intset"
-		case k == kindHash && small(len(d.keys), lens...):
-			return "listpack"
-		}
-		return "hashtable"
-	case kindZSet:
-		z, err := decodeZSet(raw)
-		if err != nil {
-			return "unknown"
-		}
-		var lens []int
-		for _, el := range z.els {
-			lens = append(lens, len(el.member))
-		}
-		if small(len(z.els), lens...) {
-			return "listpack"
-		}
-		return "skiplist"
-	}
-	return "unknown"
 }

@@ -414,13 +414,22 @@ func formatScore(f float64) string {
 // errorsIsBad reports a value that does not decode.
 func errorsIsBad(err error) bool { return errors.Is(err, errBadValue) }
 
-// EncodingName is OBJECT ENCODING's answer for a stored value: pmkv keeps
-// one encoding per type (the codec above), so it names the encoding
-// Redis 7.0 would use for the same content at its default thresholds
-// (hash and zset: listpack up to 128 entries of at most 64 bytes; set:
-// intset up to 512 integers; lists: quicklist; strings: int, embstr up
-// to 44 bytes, raw), which is what clients and tests that read it expect.
-func EncodingName(raw []byte) string {
+// encodingLimits are the thresholds under which Redis keeps a small
+// encoding (its CONFIG settings of the same names).
+type encodingLimits struct{ hashEntries, zsetEntries, intsetEntries int }
+
+var defaultLimits = encodingLimits{hashEntries: 128, zsetEntries: 128, intsetEntries: 512}
+
+// EncodingName is OBJECT ENCODING's answer for a stored value at Redis's
+// default thresholds (Server.encoding: at the CONFIG SET ones). pmkv keeps
+// one encoding per type (the codec above), so it names the encoding Redis
+// 7.0 would use for the same content (hash and zset: listpack up to the
+// entries limit, members of at most 64 bytes; set: intset up to its
+// limit of integers; lists: quicklist; strings: int, embstr up to 44
+// bytes, raw), which is what clients and tests that read it expect.
+func EncodingName(raw []byte) string { return encodingName(raw, defaultLimits) }
+
+func encodingName(raw []byte, lim encodingLimits) string {
 	k, ok := kindOf(raw)
 	if !ok {
 		return "unknown"
@@ -429,17 +438,17 @@ func EncodingName(raw []byte) string {
 	case kindList:
 		return "quicklist"
 	case kindHash:
-		if h, err := decodeDict(raw, kindHash); err == nil && h.len() <= 128 && smallDict(h) {
+		if h, err := decodeDict(raw, kindHash); err == nil && h.len() <= lim.hashEntries && smallDict(h) {
 			return "listpack"
 		}
 		return "hashtable"
 	case kindSet:
-		if s, err := decodeDict(raw, kindSet); err == nil && s.len() <= 512 && intDict(s) {
+		if s, err := decodeDict(raw, kindSet); err == nil && s.len() <= lim.intsetEntries && intDict(s) {
 			return "intset"
 		}
 		return "hashtable"
 	case kindZSet:
-		if z, err := decodeZSet(raw); err == nil && len(z.els) <= 128 && smallZSet(z) {
+		if z, err := decodeZSet(raw); err == nil && len(z.els) <= lim.zsetEntries && smallZSet(z) {
 			return "listpack"
 		}
 		return "skiplist"
@@ -452,6 +461,23 @@ func EncodingName(raw []byte) string {
 		return "embstr"
 	}
 	return "raw"
+}
+
+// encoding is OBJECT ENCODING's answer at the CONFIG SET thresholds.
+func (sv *Server) encoding(raw []byte) string {
+	cf := sv.configs()
+	n := func(name string, def int) int {
+		v, err := strconv.Atoi(cf[name])
+		if err != nil {
+			return def
+		}
+		return v
+	}
+	return encodingName(raw, encodingLimits{
+		hashEntries:   n("hash-max-ziplist-entries", defaultLimits.hashEntries),
+		zsetEntries:   n("zset-max-ziplist-entries", defaultLimits.zsetEntries),
+		intsetEntries: n("set-max-intset-entries", defaultLimits.intsetEntries),
+	})
 }
 
 func smallDict(h *dict) bool {
