@@ -126,6 +126,11 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	return s.appendAll(logs)
 }
 
+// MaxData is the most bytes of data and extensions one entry may hold
+// (StoreLogs refuses a larger one): a quarter of a segment, at most
+// 4 MiB, less a record's header.
+func (s *Store) MaxData() int { return s.geo.maxEntry() - recOverhead }
+
 // checkAppend checks the entries' indexes and sizes.
 func (s *Store) checkAppend(logs []*raft.Log) error {
 	last, have := uint64(0), len(s.ents) > 0

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/braid-pm/braid/cmd/pmkv/internal/replica"
 	"github.com/braid-pm/braid/cmd/pmkv/internal/server"
 	"github.com/braid-pm/braid/internal/cli"
 )
@@ -26,6 +27,9 @@ or -user); with none, clients from outside loopback are refused
 (protected mode). -metrics-addr serves Prometheus metrics at /metrics.
 SIGINT or SIGTERM stops accepting, finishes the requests in flight, closes
 the store (a checkpoint) and exits 0; SIGHUP does the same and exits 129.
+With -raft-id the node is a member of a raft group: writes go through the
+leader's log, followers answer READONLY naming the leader (README:
+"Replicated with raft").
 Try it with redis-cli -p 6380 SET k v.`
 
 type serveFlags struct {
@@ -39,6 +43,7 @@ type serveFlags struct {
 	maxRequest      byteSize
 	writeTimeout    time.Duration
 	drainTimeout    time.Duration
+	raft            raftFlags
 }
 
 // userFlags are -user NAME:PASS flags, repeated.
@@ -77,6 +82,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.Var(&f.maxRequest, "max-request", "largest argument of a request (Redis's proto-max-bulk-len)")
 	fs.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "a client that does not read its replies for this long is disconnected")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Second, "at shutdown, how long requests in flight may take")
+	f.raft.register(fs)
 }
 
 func (f *serveFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -88,6 +94,12 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	if err := f.check(); err != nil {
 		return err
+	}
+	var rc replica.Config
+	if f.raft.on() {
+		if rc, err = f.raft.config(f.sf); err != nil {
+			return err
+		}
 	}
 	o, err := f.sf.options(true)
 	if err != nil {
@@ -114,7 +126,17 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 		ln.Close()
 		return errors.New("the store is not a kv store")
 	}
-	srv := server.New(f.config(ks, ln, stderr))
+	var b server.Backend = server.KV{S: ks}
+	if f.raft.on() {
+		node, err := f.raft.start(rc, ks, o, ln, stderr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer node.Close() // before the store's Close (deferred earlier)
+		b = node
+	}
+	srv := server.New(f.config(b, ln, stderr))
 	stopMetrics, err := f.serveMetrics(srv)
 	if err != nil {
 		ln.Close()
@@ -133,7 +155,7 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	return nil
 }
 
-func (f *serveFlags) config(s server.KVStore, ln net.Listener, stderr io.Writer) server.Config {
+func (f *serveFlags) config(b server.Backend, ln net.Listener, stderr io.Writer) server.Config {
 	users := map[string]string{}
 	for n, p := range f.users {
 		users[n] = p
@@ -146,7 +168,7 @@ func (f *serveFlags) config(s server.KVStore, ln net.Listener, stderr io.Writer)
 		port = ta.Port
 	}
 	return server.Config{
-		Backend: server.KV{S: s}, Users: users, ProtectedMode: f.protected,
+		Backend: b, Users: users, ProtectedMode: f.protected,
 		MaxClients: f.maxClients, MaxBulk: int64(f.maxRequest), MaxValue: int64(f.sf.maxValue), WriteTimeout: f.writeTimeout,
 		DrainTimeout: f.drainTimeout, Log: logTo(stderr), Port: port,
 	}

@@ -84,6 +84,10 @@ func cmdExec(c *conn, _ [][]byte) {
 		c.w.err("EXECABORT Transaction discarded because of: " + msg)
 		return
 	}
+	if err := c.sv.writable(flags.write); err != nil {
+		c.storeErr(err)
+		return
+	}
 	for _, w := range c.watched {
 		keys = append(keys, []byte(w.key))
 	}

@@ -113,6 +113,12 @@ func (c *conn) runTx(cmds [][][]byte) {
 		all = all || cmd.all
 	}
 	var held lockSet
+	if err := c.sv.writable(write); err != nil {
+		for range cmds {
+			c.storeErr(err)
+		}
+		return
+	}
 	if write {
 		held = c.sv.locks.lock(keys, all)
 		defer c.sv.locks.unlock(held)
@@ -132,6 +138,15 @@ func (c *conn) runTx(cmds [][][]byte) {
 	if t.prop.on {
 		c.sv.feed(t.prop.cmds, false)
 	}
+}
+
+// writable is the Backend's refusal of writes (a raft follower's
+// redirect, before any read), nil when it takes them or write is false.
+func (sv *Server) writable(write bool) error {
+	if w, ok := sv.b.(interface{ Writable() error }); ok && write {
+		return w.Writable()
+	}
+	return nil
 }
 
 // count runs fn as cmd for the statistics.

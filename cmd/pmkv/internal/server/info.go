@@ -172,7 +172,16 @@ func (sv *Server) infoStats(b *strings.Builder) {
 	}
 }
 
+// Replicated is a Backend with INFO's replication section's fields.
+type Replicated interface{ Replication() [][2]string }
+
 func (sv *Server) infoReplication(b *strings.Builder) {
+	if r, ok := sv.b.(Replicated); ok {
+		for _, f := range r.Replication() {
+			field(b, f[0], f[1])
+		}
+		return
+	}
 	if m := sv.set.replicaOf.Load(); m != nil {
 		field(b, "role", "slave")
 		field(b, "master_host", m[0])

@@ -100,7 +100,10 @@ func isInfOrBig(f *big.Float) bool {
 // storeErr answers a store error: a key or value over the store's limits
 // is the client's error, anything else the server's.
 func (c *conn) storeErr(err error) {
+	var re interface{ RESPError() string } // a Backend's own reply (replica's redirects)
 	switch {
+	case errors.As(err, &re):
+		c.w.err(re.RESPError())
 	case errors.Is(err, ErrNoExpiry):
 		c.w.err("ERR " + err.Error())
 	case errors.Is(err, kv.ErrTooLarge):
