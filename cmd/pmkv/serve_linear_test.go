@@ -87,7 +87,12 @@ var respModel = porcupine.Model{
 func TestServeLinearizable(t *testing.T) {
 	kvReady(t)
 	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
-	const clients, ops, seed = 6, 120, 7
+	require.Equal(t, porcupine.Ok, linearHistory(t, addr, 6, 120, 7), "the history is not linearizable")
+}
+
+// linearHistory runs clients doing ops operations each (seeded) on the
+// server at addr and checks the history with porcupine.
+func linearHistory(t *testing.T, addr string, clients, ops int, seed uint64) porcupine.CheckResult {
 	t.Logf("seed %d", seed)
 	var mu sync.Mutex
 	var hist []porcupine.Operation
@@ -116,7 +121,7 @@ func TestServeLinearizable(t *testing.T) {
 	wg.Wait()
 	require.Len(t, hist, clients*ops)
 	res, _ := porcupine.CheckOperationsVerbose(respModel, hist, time.Minute)
-	require.Equal(t, porcupine.Ok, res, "the history is not linearizable (seed %d)", seed)
+	return res
 }
 
 func respDo(c *redis.Client, in respInput) (respOutput, error) {

@@ -75,10 +75,14 @@ func (r *raftFlags) config(sf *storeFlags) (replica.Config, error) {
 	return cfg, nil
 }
 
+// raftVariant, when set, makes serve's raft nodes a broken variant (tests).
+var raftVariant replica.Variant
+
 // start joins the group over the open store s; the Backend replaces kv's.
 func (r *raftFlags) start(cfg replica.Config, s server.KVStore, o *kv.Options, ln net.Listener, stderr io.Writer) (*replica.Node, error) {
 	cfg.Store, cfg.ClientAddr, cfg.Log = s, ln.Addr().String(), stderr
 	cfg.Region = &persist.Options{ForcePMem: o.PMem}
+	cfg.Variant = raftVariant
 	n, err := replica.Start(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("raft: %w", err)

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/braid-pm/braid/cmd/pmkv/internal/replica"
 )
 
 // raftNode is one pmkv serve process of a raft group.
@@ -296,4 +299,48 @@ func TestServeRaftFailover(t *testing.T) {
 	for _, n := range nodes {
 		n.stop(t)
 	}
+}
+
+// TestServeRaftLinearizable: TestServeLinearizable's clients (SET, GET,
+// INCR, SETNX, DEL on three keys, some pipelined) on the leader of a
+// 3-node group (in this process) produce a linearizable history: the
+// reads confirmed by a quorum and the read-modify-writes computed on the
+// leader under its key locks, through the raft log. The variant that
+// answers writes before they are applied is caught.
+func TestServeRaftLinearizable(t *testing.T) {
+	if !kvReady(t) {
+		t.Skip("needs package kv")
+	}
+	for _, v := range []struct {
+		name    string
+		variant replica.Variant
+		want    porcupine.CheckResult
+	}{{"correct", replica.Correct, porcupine.Ok}, {"noApplyWait", replica.NoApplyWait, porcupine.Illegal}} {
+		t.Run(v.name, func(t *testing.T) {
+			raftVariant = v.variant
+			defer func() { raftVariant = replica.Correct }()
+			leader := startRaftGroup(t)
+			require.Equal(t, v.want, linearHistory(t, leader, 6, 100, 11))
+		})
+	}
+}
+
+// startRaftGroup starts 3 raft nodes in this process (until the test
+// ends) and returns the leader's client address.
+func startRaftGroup(t *testing.T) string {
+	nodes, peers := newRaftGroup(t, 3)
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, startServe(t, n.dir, append([]string{"-raft-id", n.id, "-raft-addr", n.raftAddr, "-raft-peers", peers}, raftTestFlags...)...))
+	}
+	for range 1500 {
+		for _, a := range addrs {
+			if m := replInfo(a); m["role"] == "master" && m["raft_leader_ready"] == "1" {
+				return a
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no leader was elected")
+	return ""
 }

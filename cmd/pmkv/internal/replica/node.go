@@ -41,6 +41,7 @@ type Config struct {
 	// Timeouts are raft's heartbeat and election timeouts (0: 1s).
 	Timeouts time.Duration
 	Log      io.Writer // raft's warnings and errors (nil: discarded)
+	Variant  Variant   // tests: a broken node (variant.go)
 }
 
 // Node is one member of the raft group: raft, its log on braid, and the
