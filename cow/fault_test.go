@@ -16,11 +16,11 @@ import (
 // a full device is the region's Map, persist.ErrFull.)
 func TestSyncFailure(t *testing.T) {
 	for _, sum := range []bool{false, true} {
-		r, _ := structtest.MapFile(t, 64<<10)
+		r, faults := structtest.MapFaulty(t, 64<<10)
 		require.Equal(t, persist.ModeMsync, r.Info().Mode)
 		opts := &cow.Options{ObjectSize: 40, Count: 32, Checksum: sum}
 		a, err := cow.Create(r, opts)
 		require.NoError(t, err)
-		structtest.SyncFailure(t, r, a, func(r *persist.Region) (structtest.Objects, error) { return cow.Open(r, nil) }, 9)
+		structtest.SyncFailure(t, r, faults, a, func(r *persist.Region) (structtest.Objects, error) { return cow.Open(r, nil) }, 9)
 	}
 }

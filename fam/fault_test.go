@@ -33,11 +33,11 @@ func TestSyncFailure(t *testing.T) {
 			func(r *persist.Region) (structtest.Objects, error) { return fam.OpenLog(r, nil) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, _ := structtest.MapFile(t, 64<<10)
+			r, faults := structtest.MapFaulty(t, 64<<10)
 			require.Equal(t, persist.ModeMsync, r.Info().Mode)
 			a, err := c.create(r)
 			require.NoError(t, err)
-			structtest.SyncFailure(t, r, a, c.open, 9)
+			structtest.SyncFailure(t, r, faults, a, c.open, 9)
 		})
 	}
 }

@@ -18,11 +18,11 @@ import (
 // (TestTooSmallAndFull).
 func TestSyncFailure(t *testing.T) {
 	for after := 5; after <= 80; after += 25 {
-		r, _ := structtest.MapFile(t, 64<<10)
+		r, faults := structtest.MapFaulty(t, 64<<10)
 		require.Equal(t, persist.ModeMsync, r.Info().Mode)
 		tr, err := Create(r, &Options{LeafSlots: 4})
 		require.NoError(t, err)
-		structtest.FailSyncs(t, r, after)
+		faults.Fail(r, after)
 		acked := map[uint64]uint64{}
 		var failed error
 		inflight := map[uint64]bool{}
@@ -77,11 +77,10 @@ func TestSyncFailure(t *testing.T) {
 			}
 		}
 		verify(tr)
-		persist.InjectFaults(nil)
 		require.NoError(t, tr.Close())
 		path := r.Info().Path
 		require.NoError(t, r.Close())
-		r2, err := persist.Map(path, nil)
+		r2, err := persist.Map(path, nil) // without the faults
 		require.NoError(t, err)
 		tr2, err := Open(r2, nil)
 		require.NoError(t, err)

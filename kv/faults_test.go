@@ -26,6 +26,8 @@ func TestSyncFailure(t *testing.T) {
 		t.Run(fmt.Sprint(after), func(t *testing.T) {
 			o := testOptions(t, 1)
 			o.PMem = false
+			faults := new(structtest.SyncFaults)
+			o.Faults = faults.Faults()
 			s := mustOpen(t, o)
 			acked := map[string][]byte{}
 			for i := range 2 { // one put per worker: each has its logs
@@ -33,7 +35,7 @@ func TestSyncFailure(t *testing.T) {
 				require.NoError(t, s.Put([]byte(k), v))
 				acked[k] = v
 			}
-			syncs := structtest.FailSyncs(t, s.workers[0].m.g.r, after)
+			faults.Fail(s.workers[0].m.g.r, after)
 			var failed error
 			var inflight string
 			var inflightVal []byte // nil: a delete
@@ -73,7 +75,7 @@ func TestSyncFailure(t *testing.T) {
 					}
 				}
 			}
-			require.Error(t, failed, "no write failed in %d syncs", *syncs)
+			require.Error(t, failed, "no write failed in %d syncs", faults.Syncs())
 			verify := func(s *Store, when string) {
 				t.Helper()
 				for k, v := range acked {
@@ -87,7 +89,7 @@ func TestSyncFailure(t *testing.T) {
 			}
 			verify(s, "after the failed sync")
 			require.NoError(t, s.Check())
-			persist.InjectFaults(nil)
+			faults.Lift()
 			_ = s.Close() // its checkpoint may fail on the failed region: the logs have it all
 			s = mustOpen(t, o)
 			defer s.Close()
@@ -157,12 +159,10 @@ func TestFullDeviceGrow(t *testing.T) {
 		require.NoError(t, s.Put(fmt.Appendf(nil, "k%03d", i), []byte("v")))
 	}
 	require.NoError(t, s.Close())
-	restore := persist.InjectFaults(&persist.Faults{Alloc: func(string, int64, int64) error { return syscall.ENOSPC }})
-	t.Cleanup(restore)
 	bigger := *o
 	bigger.DeviceSize = 2 * o.DeviceSize
+	bigger.Faults = &persist.Faults{Alloc: func(string, int64, int64) error { return syscall.ENOSPC }}
 	_, err := Open(&bigger)
-	restore()
 	require.ErrorIs(t, err, ErrFull)
 	require.ErrorIs(t, err, persist.ErrFull)
 	require.Contains(t, err.Error(), o.Devices[0])

@@ -74,7 +74,7 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 		lock.Close()
 		return nil, err
 	}
-	d := &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu, ro: m.c.ReadOnly}
+	d := &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu, ro: m.c.ReadOnly, faults: m.c.Faults}
 	if noLock != nil {
 		d.made = append(d.made, lockPath) // space.go
 	}
@@ -105,6 +105,7 @@ type fileDevice struct {
 	pmem    bool
 	emu     *pmdevice.Device // the emulated device (Options.Emulate), nil for none
 	ro      bool             // Options.ReadOnly: segments mapped read-only (readonly.go)
+	faults  *persist.Faults  // Options.Faults, given to every segment mapped
 	made    []string         // files this open created (space.go: removed if the creation fails)
 	regions []*persist.Region
 }
@@ -136,7 +137,7 @@ func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
 // reopen of a big device was a tenth of the time; one with holes (a
 // creation cut short) is.
 func (d *fileDevice) mapSeg(i int, size int64, create bool, allocated bool) (*persist.Region, error) {
-	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create, Sparse: allocated, ReadOnly: d.ro, Device: d.emu})
+	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create, Sparse: allocated, ReadOnly: d.ro, Device: d.emu, Faults: d.faults})
 	if err != nil {
 		return nil, fullErr(fmt.Sprintf("device %s: segment %d", d.dir, i), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/braid-pm/braid/persist"
 	pmdevice "github.com/braid-pm/braid/persist/device"
 )
 
@@ -180,6 +181,10 @@ type Options struct {
 	// SysfsRoot is where the topology is read (default /sys): tests build
 	// a fake two-node machine there.
 	SysfsRoot string
+	// Faults are failures injected into every segment the store maps
+	// (persist.Options.Faults: failed syncs, a full device, pages
+	// poisoned as they are mapped), for tests; nil injects none.
+	Faults *persist.Faults
 
 	// media replaces the files (tests: simulated regions and an in-memory
 	// checkpoint directory).

@@ -57,15 +57,14 @@ func reopenPoisoned(t *testing.T, o *Options, seg, off int) (*Store, []persist.R
 	t.Helper()
 	path := filepath.Join(o.Devices[0], segName(seg))
 	var bad []persist.Range
-	restore := persist.InjectFaults(&persist.Faults{Mapped: func(r *persist.Region) {
+	poisoned := *o
+	poisoned.Faults = &persist.Faults{Mapped: func(r *persist.Region) {
 		if r.Info().Path == path {
 			require.NoError(t, r.Poison(off, 1))
 			bad = r.Poisoned()
 		}
-	}})
-	t.Cleanup(restore)
-	s := mustOpen(t, o)
-	restore()
+	}}
+	s := mustOpen(t, &poisoned)
 	require.NotEmpty(t, bad, "segment %d was not mapped", seg)
 	return s, bad
 }

@@ -16,7 +16,7 @@ import (
 // A failed sync (msync EIO) is final: the write that met it and every
 // later one return persist.ErrSyncFailed, nothing is acknowledged after
 // it, every acknowledged page still reads, and the store opened again
-// from its file (the hooks removed) holds every acknowledged page (the
+// from its file (without the faults) holds every acknowledged page (the
 // page of the write that failed: its old version or the new one).
 func TestSyncFailure(t *testing.T) {
 	for _, o := range []pagelog.Options{
@@ -29,11 +29,11 @@ func TestSyncFailure(t *testing.T) {
 			t.Run(fmt.Sprintf("%s-crc=%v/after-%d", o.Layout, o.PayloadCRC, after), func(t *testing.T) {
 				size, err := pagelog.Footprint(&o)
 				require.NoError(t, err)
-				r, _ := structtest.MapFile(t, size)
+				r, faults := structtest.MapFaulty(t, size)
 				require.Equal(t, persist.ModeMsync, r.Info().Mode)
 				s, err := pagelog.Create(r, &o)
 				require.NoError(t, err)
-				syncs := structtest.FailSyncs(t, r, after)
+				faults.Fail(r, after)
 				acked := make([][]byte, o.Pages)
 				inflight, next := -1, []byte(nil)
 				var failed error
@@ -64,7 +64,7 @@ func TestSyncFailure(t *testing.T) {
 						failed, inflight, next = err, p, page
 					}
 				}
-				require.Error(t, failed, "no write failed in %d syncs", *syncs)
+				require.Error(t, failed, "no write failed in %d syncs", faults.Syncs())
 				require.ErrorIs(t, r.Failed(), persist.ErrSyncFailed)
 				verify := func(s *pagelog.Store, when string) {
 					buf := make([]byte, o.PageSize)
@@ -81,13 +81,12 @@ func TestSyncFailure(t *testing.T) {
 					}
 				}
 				verify(s, "after the failed sync")
-				persist.InjectFaults(nil)
 				// The region stays failed: Close cannot record the micro
 				// logs' tails (the next Open recovers as after a crash).
 				if err := s.Close(); err != nil {
 					require.ErrorIs(t, err, persist.ErrSyncFailed)
 				}
-				r2 := structtest.Remap(t, r)
+				r2 := structtest.Remap(t, r) // without the faults
 				s2, err := pagelog.Open(r2, nil)
 				require.NoError(t, err)
 				defer s2.Close()

@@ -66,7 +66,7 @@
 //	poisoned media (uncorrectable)      a load or store faults; Guard: *MediaError whose    Region.Poison (pages made
 //	                                    Range is the poisoned range; Poisoned lists the     inaccessible), persist/crash's
 //	                                    known ones, the device's bad blocks among them      Image.Poison, Config.Poison
-//	a failed msync (EIO)                *SyncError (ErrSyncFailed); the region has failed:  Faults.Sync (InjectFaults)
+//	a failed msync (EIO)                *SyncError (ErrSyncFailed); the region has failed:  Faults.Sync (Options.Faults)
 //	                                    every later Flush/Drain/Persist/Copy/Set/Sync
 //	                                    returns the same error, never a retried success
 //	a full device at Map or Grow        ErrFull (and ENOSPC); a created file removed, a     Faults.Alloc, a tiny tmpfs

@@ -33,8 +33,9 @@ type Domain interface {
 // ModeEADR (fences only) or ModeMsync (each Flush syncs whole pages and
 // fences). Copy and Set report streaming stores to d exactly as the
 // hardware path issues them. Of opts only MovntThreshold, NoMovnt,
-// Counters and Device apply (BRAID_DEVICE is not read either); the environment is not read, so a simulation replays the same
-// way wherever it runs.
+// Counters, Device and Faults (its Sync hook, in ModeMsync) apply; the
+// environment is not read (BRAID_DEVICE neither), so a simulation
+// replays the same way wherever it runs.
 func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, error) {
 	if d == nil {
 		return nil, fmt.Errorf("%w: nil Domain", ErrInvalid)
@@ -57,6 +58,7 @@ func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, erro
 		if opts.NoMovnt {
 			c.ntOff, c.ntMin = true, noNT
 		}
+		c.faults = opts.Faults
 	}
 	r := newRegion(mem, mode, c, Info{Mapping: "simulated", Volatile: true})
 	// Every flush, stream and fence must reach d: no inline fast path.

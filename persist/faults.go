@@ -1,9 +1,6 @@
 package persist
 
-import (
-	"fmt"
-	"sync/atomic"
-)
+import "fmt"
 
 // SyncError is a failed sync of a region: errors.Is(err, ErrSyncFailed)
 // holds, and the system's error (errors.Is(err, syscall.EIO)).
@@ -43,9 +40,12 @@ func (r *Region) fail(e *SyncError) error {
 
 // Faults are failures injected into persist's calls to the platform, for
 // tests of what a structure does when the platform fails it (fault
-// injection). A nil function injects nothing.
+// injection). They belong to the regions mapped with them
+// (Options.Faults): no other region sees them. A nil function injects
+// nothing. The functions may be called from any goroutine that uses the
+// region.
 type Faults struct {
-	// Sync is called before each sync of a region — msync of a file in
+	// Sync is called before each sync of the region — msync of a file in
 	// msync mode (Flush, Persist, Copy, Set, Sync), and the write-back of
 	// a simulated region in msync mode — with the region and the byte
 	// range. An error it returns is that sync's: the sync is not done (as
@@ -56,34 +56,23 @@ type Faults struct {
 	// file and the byte range. An error it returns is fallocate's:
 	// unix.ENOSPC makes a full device (ErrFull).
 	Alloc func(path string, off, n int64) error
-	// Mapped is called with each region Map is about to return: a test
-	// poisons ranges of a file a structure maps by itself (Region.Poison).
+	// Mapped is called with the region Map is about to return: a test
+	// poisons ranges of a file a structure maps by itself (Region.Poison),
+	// passing the Faults through the structure's options.
 	Mapped func(r *Region)
 }
 
-var faults atomic.Pointer[Faults]
-
-// InjectFaults installs f for every region of the process (nil removes
-// them) and returns a function that puts back the ones installed before.
-// For tests: the hooks see every region, so a test that installs them
-// must not run in parallel with tests that do not expect them; it
-// filters by region or path inside the hooks.
-func InjectFaults(f *Faults) (restore func()) {
-	old := faults.Swap(f)
-	return func() { faults.Store(old) }
-}
-
-// syncFault asks the injected Sync hook about a sync of [off, off+n).
+// syncFault asks the region's Sync hook about a sync of [off, off+n).
 func (r *Region) syncFault(off, n int) error {
-	if f := faults.Load(); f != nil && f.Sync != nil {
+	if f := r.faults; f != nil && f.Sync != nil {
 		return f.Sync(r, off, n)
 	}
 	return nil
 }
 
 // simSync writes back [off, off+n) of a simulated region in msync mode
-// (the domain's Flush and Fence), unless the region has failed or the
-// injected hook fails this sync, which then fails the region.
+// (the domain's Flush and Fence), unless the region has failed or its
+// Sync hook fails this sync, which then fails the region.
 func (r *Region) simSync(off, n int) error {
 	if err := r.Failed(); err != nil {
 		return err
@@ -96,17 +85,17 @@ func (r *Region) simSync(off, n int) error {
 	return nil
 }
 
-// allocFault asks the injected Alloc hook about a preallocation.
-func allocFault(path string, off, n int64) error {
-	if f := faults.Load(); f != nil && f.Alloc != nil {
+// allocFault asks the Alloc hook of f (nil: none) about a preallocation.
+func allocFault(f *Faults, path string, off, n int64) error {
+	if f != nil && f.Alloc != nil {
 		return f.Alloc(path, off, n)
 	}
 	return nil
 }
 
-// mappedHook hands a region Map made to the injected Mapped hook.
+// mappedHook hands a region Map made to its Mapped hook.
 func mappedHook(r *Region) {
-	if f := faults.Load(); f != nil && f.Mapped != nil {
+	if f := r.faults; f != nil && f.Mapped != nil {
 		f.Mapped(r)
 	}
 }

@@ -14,22 +14,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// failSyncs makes the k-th and every later sync of regions accepted by
-// which fail with EIO, and counts the syncs it was asked about.
-func failSyncs(t *testing.T, k int, which func(*persist.Region) bool) *int {
+// failSyncs returns Faults that make the k-th and every later sync of
+// the region mapped with them fail with EIO, and the count of the syncs
+// they were asked about. The hook fails t if it is asked about a region
+// other than the one it was given to (*r, once it is mapped).
+func failSyncs(t *testing.T, k int, r **persist.Region) (*persist.Faults, *int) {
 	calls := new(int)
-	restore := persist.InjectFaults(&persist.Faults{Sync: func(r *persist.Region, off, n int) error {
-		if !which(r) {
-			return nil
+	return &persist.Faults{Sync: func(x *persist.Region, off, n int) error {
+		if x != *r {
+			t.Errorf("the Sync hook of one region was asked about another")
 		}
 		*calls++
 		if *calls >= k {
 			return syscall.EIO
 		}
 		return nil
-	}})
-	t.Cleanup(restore)
-	return calls
+	}}, calls
 }
 
 // A failed msync is returned, and every later durability call of the
@@ -37,10 +37,11 @@ func failSyncs(t *testing.T, k int, which func(*persist.Region) bool) *int {
 // other regions are not touched.
 func TestSyncFailureIsFinal(t *testing.T) {
 	dir := structtest.TempShm(t)
-	r := mustMap(t, filepath.Join(dir, "a.pm"), &persist.Options{Size: 4 * page, Create: true})
+	var r *persist.Region
+	faults, calls := failSyncs(t, 3, &r)
+	r = mustMap(t, filepath.Join(dir, "a.pm"), &persist.Options{Size: 4 * page, Create: true, Faults: faults})
 	other := mustMap(t, filepath.Join(dir, "b.pm"), &persist.Options{Size: 4 * page, Create: true})
 	require.Equal(t, persist.ModeMsync, r.Info().Mode, "a tmpfs file not forced is made durable with msync")
-	calls := failSyncs(t, 3, func(x *persist.Region) bool { return x == r })
 
 	b := r.Bytes()
 	b[0], b[page] = 1, 2
@@ -82,9 +83,10 @@ func TestSyncFailureIsFinal(t *testing.T) {
 func TestSyncFailureSimulated(t *testing.T) {
 	d := &recorder{}
 	mem := make([]byte, 2*page)
-	r, err := persist.NewSimulated(mem, persist.ModeMsync, d, nil)
+	var r *persist.Region
+	faults, _ := failSyncs(t, 2, &r)
+	r, err := persist.NewSimulated(mem, persist.ModeMsync, d, &persist.Options{Faults: faults})
 	require.NoError(t, err)
-	failSyncs(t, 2, func(x *persist.Region) bool { return x == r })
 	require.NoError(t, r.Persist(mem[:8]))
 	require.Equal(t, []string{"flush", "0000", "4096", "fence"}, d.ops)
 	d.ops = nil
@@ -100,17 +102,16 @@ func TestSyncFailureSimulated(t *testing.T) {
 func TestFullDeviceInjected(t *testing.T) {
 	dir := structtest.TempShm(t)
 	full := filepath.Join(dir, "full.pm")
-	r := mustMap(t, filepath.Join(dir, "grow.pm"), &persist.Options{Size: 2 * page, Create: true, ForcePMem: true})
-	r.Bytes()[100] = 7
-	restore := persist.InjectFaults(&persist.Faults{Alloc: func(path string, off, n int64) error {
+	faults := &persist.Faults{Alloc: func(path string, off, n int64) error {
 		if off+n > 2*page {
 			return syscall.ENOSPC
 		}
 		return nil
-	}})
-	defer restore()
+	}}
+	r := mustMap(t, filepath.Join(dir, "grow.pm"), &persist.Options{Size: 2 * page, Create: true, ForcePMem: true, Faults: faults})
+	r.Bytes()[100] = 7
 
-	_, err := persist.Map(full, &persist.Options{Size: 4 * page, Create: true})
+	_, err := persist.Map(full, &persist.Options{Size: 4 * page, Create: true, Faults: faults})
 	require.ErrorIs(t, err, persist.ErrFull)
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	require.Equal(t, "persist: no space left on the device: cannot preallocate 16384 bytes at offset 0 of "+full+": no space left on device", err.Error())
@@ -158,19 +159,25 @@ func mountTinyTmpfs(t *testing.T, size int) string {
 	return dir
 }
 
-// The Mapped hook sees each region Map makes: a test poisons a file a
-// structure maps by itself.
+// The Mapped hook sees the region Map makes with it: a test poisons a
+// file a structure maps by itself. A region mapped without it is not
+// poisoned, nor is a file mapped again without it.
 func TestMappedHookPoisons(t *testing.T) {
-	path := filepath.Join(structtest.TempShm(t), "p.pm")
-	restore := persist.InjectFaults(&persist.Faults{Mapped: func(r *persist.Region) {
-		if r.Info().Path == path {
-			require.NoError(t, r.Poison(page, 1))
-		}
-	}})
-	defer restore()
-	r := mustMap(t, path, &persist.Options{Size: 2 * page, Create: true})
+	dir := structtest.TempShm(t)
+	path := filepath.Join(dir, "p.pm")
+	var seen []string
+	faults := &persist.Faults{Mapped: func(r *persist.Region) {
+		seen = append(seen, r.Info().Path)
+		require.NoError(t, r.Poison(page, 1))
+	}}
+	r := mustMap(t, path, &persist.Options{Size: 2 * page, Create: true, Faults: faults})
+	clean := mustMap(t, filepath.Join(dir, "q.pm"), &persist.Options{Size: 2 * page, Create: true})
+	require.Equal(t, []string{path}, seen)
+	require.Empty(t, clean.Poisoned())
+	_, err := load(clean, page)
+	require.NoError(t, err)
 	require.Equal(t, []persist.Range{{Lo: page, Hi: 2 * page}}, r.Poisoned())
-	_, err := load(r, page)
+	_, err = load(r, page)
 	require.ErrorIs(t, err, persist.ErrMedia)
 	var me *persist.MediaError
 	require.ErrorAs(t, err, &me)

@@ -98,7 +98,7 @@ func FormatSize(n int64) string {
 
 // newRegion fills the parts common to every region kind.
 func newRegion(mem []byte, mode Mode, c config, info Info) *Region {
-	r := &Region{mem: mem, size: len(mem), mode: mode, ntMin: c.ntMin, ntOff: asm.NTPath() == "none"}
+	r := &Region{mem: mem, size: len(mem), mode: mode, ntMin: c.ntMin, ntOff: asm.NTPath() == "none", faults: c.faults}
 	if len(mem) > 0 {
 		r.base = uintptr(ptrOf(mem))
 	}

@@ -188,7 +188,7 @@ func prepareFile(f *os.File, path string, size int64, o *Options, created bool) 
 		}
 	}
 	if !o.ReadOnly && !o.Sparse {
-		if err := allocate(f, path, 0, size); err == nil {
+		if err := allocate(f, path, 0, size, o.Faults); err == nil {
 			prealloc = true
 		} else if !errors.Is(err, unix.EOPNOTSUPP) {
 			return false, err
@@ -207,8 +207,8 @@ func prepareFile(f *os.File, path string, size int64, o *Options, created bool) 
 
 // allocate preallocates the n bytes at off of f (fallocate). A full
 // device is an ErrFull error that also wraps the system's.
-func allocate(f *os.File, path string, off, n int64) error {
-	err := allocFault(path, off, n)
+func allocate(f *os.File, path string, off, n int64, faults *Faults) error {
+	err := allocFault(faults, path, off, n)
 	if err == nil {
 		err = fallocate(int(f.Fd()), 0, off, n)
 	}
@@ -455,7 +455,7 @@ func (r *Region) Grow(size int) error {
 			return fmt.Errorf("persist: grow %s: %w", r.info.Path, err)
 		}
 		if !r.os.sparse {
-			err := allocate(f, r.info.Path, int64(r.size), int64(size-r.size))
+			err := allocate(f, r.info.Path, int64(r.size), int64(size-r.size), r.faults)
 			if err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
 				f.Truncate(int64(r.size))
 				return err

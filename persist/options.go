@@ -149,6 +149,11 @@ type Options struct {
 	// "dram" means none. A region without a device runs the code it ran
 	// before the option existed.
 	Device Device
+	// Faults are failures injected into this region's calls to the
+	// platform (failed syncs, a full device, poisoned pages as it is
+	// mapped), for tests; nil injects none. Structures that map their own
+	// files (kv, sort) pass theirs through to every region they map.
+	Faults *Faults
 }
 
 // Validate reports the first problem with the options, wrapping ErrInvalid.
@@ -189,8 +194,9 @@ type config struct {
 	flush            FlushInstr
 	ntMin            int // streaming stores from this size; noNT when off
 	ntOff            bool
-	count            bool   // Options.Counters
-	dev              Device // Options.Device or BRAID_DEVICE
+	count            bool    // Options.Counters
+	dev              Device  // Options.Device or BRAID_DEVICE
+	faults           *Faults // Options.Faults
 }
 
 const noNT = int(^uint(0) >> 1)
@@ -229,6 +235,7 @@ func resolve(o *Options) (config, error) {
 	}
 	c.count = o.Counters
 	c.dev = o.Device
+	c.faults = o.Faults
 	if noDevice(c.dev) {
 		if c.dev, err = envDevice(); err != nil {
 			return c, err

@@ -71,7 +71,8 @@ type Region struct {
 	claims  []claim
 	claimN  uint64
 
-	dev Device // the emulated device charged (device_region.go), nil for none
+	dev    Device  // the emulated device charged (device_region.go), nil for none
+	faults *Faults // Options.Faults (faults.go), nil for none
 }
 
 // Bytes returns the mapped memory. The slice is valid until Close or Grow.

@@ -17,30 +17,29 @@ import (
 	"github.com/braid-pm/braid/sort/sortbench"
 )
 
-// Issue 18's faults beyond power loss, for the sorter (tests only; the
-// sorter's code is unchanged): poisoned media in the input and in a run
-// file, and a failed sync of the output. Each fails with a clear error —
+// Issue 18's faults beyond power loss, for the sorter (injected through
+// Options.Faults): poisoned media in the input and in a run file, and a
+// failed sync of the output. Each fails with a clear error —
 // persist.ErrMedia naming the file and the offset, persist.ErrSyncFailed —
 // and leaves neither the output nor a temporary file behind.
 
-// poisonMapped poisons the page at off of every file whose name has the
-// suffix as Map maps it (persist.Faults.Mapped), until t ends.
-func poisonMapped(t *testing.T, suffix string, off int) {
-	restore := persist.InjectFaults(&persist.Faults{Mapped: func(r *persist.Region) {
+// poisonMapped returns faults that poison the page at off of every file
+// whose name has the suffix as it is mapped (persist.Faults.Mapped).
+func poisonMapped(t *testing.T, suffix string, off int) *persist.Faults {
+	return &persist.Faults{Mapped: func(r *persist.Region) {
 		if strings.HasSuffix(r.Info().Path, suffix) && r.Size() > off {
 			require.NoError(t, r.Poison(off, 1))
 		}
-	}})
-	t.Cleanup(restore)
+	}}
 }
 
 func TestSortPoisonedInput(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000}) // 3 MB
-	poisonMapped(t, filepath.Base(in), 1<<20)
+	faults := poisonMapped(t, filepath.Base(in), 1<<20)
 	for _, mode := range []Mode{OnePass, MergePass, EMS} {
 		out := filepath.Join(dir, "out-"+string(mode))
-		_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 4 << 20, WriteBuffer: 16 << 10})
+		_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 4 << 20, WriteBuffer: 16 << 10, Faults: faults})
 		require.ErrorIs(t, err, persist.ErrMedia, "mode %s: %v", mode, err)
 		var me *persist.MediaError
 		require.ErrorAs(t, err, &me)
@@ -55,8 +54,10 @@ func TestSortPoisonedInput(t *testing.T) {
 		requireClean(t, dir)
 		t.Logf("%s: %v", mode, err)
 	}
-	_, err := sortbench.Validate(context.Background(), in, sortbench.ValidateOptions{})
+	_, err := sortbench.Validate(context.Background(), in, sortbench.ValidateOptions{Faults: faults})
 	require.ErrorIs(t, err, persist.ErrMedia, "validate")
+	_, err = sortbench.Validate(context.Background(), in, sortbench.ValidateOptions{})
+	require.NoError(t, err, "validate without the faults: the file itself is sound")
 }
 
 // A run file whose page goes bad as it is mapped: the run's writes fault
@@ -64,15 +65,14 @@ func TestSortPoisonedInput(t *testing.T) {
 func TestSortPoisonedRunFile(t *testing.T) {
 	dir, tmp := t.TempDir(), t.TempDir()
 	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000})
-	restore := persist.InjectFaults(&persist.Faults{Mapped: func(r *persist.Region) {
+	faults := &persist.Faults{Mapped: func(r *persist.Region) {
 		if filepath.Dir(r.Info().Path) == tmp && r.Size() > 8192 {
 			require.NoError(t, r.Poison(4096, 1))
 		}
-	}})
-	defer restore()
+	}}
 	for _, mode := range []Mode{MergePass, EMS} {
 		out := filepath.Join(dir, "out-"+string(mode))
-		_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 1 << 20, WriteBuffer: 16 << 10, TempDir: tmp})
+		_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 1 << 20, WriteBuffer: 16 << 10, TempDir: tmp, Faults: faults})
 		require.ErrorIs(t, err, persist.ErrMedia, "mode %s", mode)
 		requireRunFault(t, err, tmp, 4096)
 		_, serr := os.Stat(out)
@@ -106,17 +106,16 @@ func TestSortRunFilePoisonedWhileMerging(t *testing.T) {
 	dir, tmp := t.TempDir(), t.TempDir()
 	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000})
 	var runs []*persist.Region
-	restore := persist.InjectFaults(&persist.Faults{Mapped: func(r *persist.Region) {
+	faults := &persist.Faults{Mapped: func(r *persist.Region) {
 		if filepath.Dir(r.Info().Path) == tmp {
 			runs = append(runs, r)
 		}
-	}})
-	defer restore()
+	}}
 	for _, mode := range []Mode{MergePass, EMS} {
 		runs = nil
 		var tail int64
 		poisoned := false
-		o := &Options{Mode: mode, MemBudget: 1 << 20, WriteBuffer: 16 << 10, TempDir: tmp,
+		o := &Options{Mode: mode, MemBudget: 1 << 20, WriteBuffer: 16 << 10, TempDir: tmp, Faults: faults,
 			Progress: func(done, total int64) {
 				if poisoned || len(runs) == 0 {
 					return
@@ -144,16 +143,15 @@ func TestSortRunFilePoisonedWhileMerging(t *testing.T) {
 func TestSortSyncFailure(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := writeInput(t, dir, sortbench.GenOptions{Count: 30000})
-	restore := persist.InjectFaults(&persist.Faults{Sync: func(r *persist.Region, off, n int) error {
+	faults := &persist.Faults{Sync: func(r *persist.Region, off, n int) error {
 		if strings.Contains(filepath.Base(r.Info().Path), "out") {
 			return syscall.EIO
 		}
 		return nil
-	}})
-	defer restore()
+	}}
 	for _, mode := range []Mode{OnePass, MergePass, EMS} {
 		out := filepath.Join(dir, "out-"+string(mode))
-		_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 4 << 20, WriteBuffer: 16 << 10})
+		_, err := Sort(context.Background(), in, out, &Options{Mode: mode, MemBudget: 4 << 20, WriteBuffer: 16 << 10, Faults: faults})
 		require.ErrorIs(t, err, persist.ErrSyncFailed, "mode %s: %v", mode, err)
 		require.ErrorIs(t, err, syscall.EIO)
 		_, serr := os.Stat(out)

@@ -130,7 +130,7 @@ func (j *job) newRunFile(size int64) (*sortio.Mapped, error) {
 		return nil, fmt.Errorf("sort: injected failure creating run %d", len(j.temps))
 	}
 	name := filepath.Join(j.tmpDir, fmt.Sprintf("pmsort-run-%s-%d", sortio.RandSuffix(), len(j.temps)))
-	m, err := sortio.CreateMappedOn(name, name, size, j.s.o.ForcePMem, j.s.device())
+	m, err := sortio.CreateMappedOn(name, name, size, j.s.o.ForcePMem, j.s.device(), j.s.o.Faults)
 	if err != nil {
 		return nil, fmt.Errorf("sort: run file: %w", err)
 	}

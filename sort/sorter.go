@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/braid-pm/braid/persist"
 	"github.com/braid-pm/braid/persist/device"
 	"github.com/braid-pm/braid/sort/internal/sortio"
 	"golang.org/x/sys/unix"
@@ -95,6 +96,10 @@ type Options struct {
 	// reads (key gather, run loads, value gather) are charged to it. Nil:
 	// BRAID_DEVICE's, or none.
 	Device *device.Device
+	// Faults are failures injected into the input, run and output files
+	// as they are mapped and synced (persist.Options.Faults), for tests;
+	// nil injects none.
+	Faults *persist.Faults
 }
 
 // Validate checks the options.
@@ -318,7 +323,7 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 		}
 	}()
 	j.ph.start(phOther)
-	if j.in, err = sortio.OpenMappedOn(in, s.device()); err != nil {
+	if j.in, err = sortio.OpenMappedOn(in, s.device(), s.o.Faults); err != nil {
 		return nil, err
 	}
 	defer j.in.Close()
@@ -337,7 +342,7 @@ func (s *Sorter) Sort(ctx context.Context, in, out string) (rep *Report, err err
 	defer j.removeTemps()
 
 	tmpOut := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".pmsort-"+sortio.RandSuffix()+".tmp")
-	if j.out, err = sortio.CreateMappedOn(tmpOut, "output "+out, j.size, s.o.ForcePMem, s.device()); err != nil {
+	if j.out, err = sortio.CreateMappedOn(tmpOut, "output "+out, j.size, s.o.ForcePMem, s.device(), s.o.Faults); err != nil {
 		return nil, err
 	}
 	if j.out.R != nil {

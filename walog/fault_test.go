@@ -15,17 +15,17 @@ import (
 // A failed sync (msync EIO) is final: the append (or batch) that met it
 // and every later write return persist.ErrSyncFailed, nothing is
 // acknowledged after it, every acknowledged entry still reads, and the
-// log opened again from its file (the hooks removed) holds every
+// log opened again from its file (without the faults) holds every
 // acknowledged entry, and of the append that failed nothing or all.
 func TestSyncFailure(t *testing.T) {
 	for _, f := range formats {
 		for _, after := range []int{2, 9, 40} {
 			t.Run(fmt.Sprintf("%s/after-%d", f, after), func(t *testing.T) {
-				r, _ := structtest.MapFile(t, 64<<10)
+				r, faults := structtest.MapFaulty(t, 64<<10)
 				require.Equal(t, persist.ModeMsync, r.Info().Mode)
 				l, err := walog.Create(r, &walog.Options{Format: f, Chunk: 4096})
 				require.NoError(t, err)
-				syncs := structtest.FailSyncs(t, r, after)
+				faults.Fail(r, after)
 				var acked, inflight [][]byte
 				var failed error
 				truncating := false // the write that failed is a Truncate
@@ -56,7 +56,7 @@ func TestSyncFailure(t *testing.T) {
 						failed, inflight, truncating = err, batch, batch == nil
 					}
 				}
-				require.Error(t, failed, "no write failed in %d syncs", *syncs)
+				require.Error(t, failed, "no write failed in %d syncs", faults.Syncs())
 				require.ErrorIs(t, r.Failed(), persist.ErrSyncFailed)
 				require.ErrorIs(t, l.Reset(), persist.ErrSyncFailed)
 				readAll := func(l *walog.Log) [][]byte {
@@ -75,9 +75,8 @@ func TestSyncFailure(t *testing.T) {
 					}
 				}
 				require.Equal(t, acked, readAll(l), "after the failed sync")
-				persist.InjectFaults(nil)
 				require.NoError(t, l.Close())
-				r2 := structtest.Remap(t, r)
+				r2 := structtest.Remap(t, r) // without the faults
 				l2, err := walog.Open(r2, nil)
 				require.NoError(t, err)
 				defer l2.Close()

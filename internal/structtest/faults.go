@@ -3,45 +3,88 @@ package structtest
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/braid-pm/braid/persist"
 )
 
-// FailSyncs makes every sync of r after the first after ones fail with EIO
-// (persist.InjectFaults), until t ends, and returns the count of r's syncs
-// so far. The hooks are process-wide: a test that calls it must not run
-// in parallel.
-func FailSyncs(t testing.TB, r *persist.Region, after int) *int {
-	t.Helper()
-	n := new(int)
-	restore := persist.InjectFaults(&persist.Faults{Sync: func(x *persist.Region, off, size int) error {
-		if x != r {
+// SyncFaults fail the syncs of one region on demand (EIO), for the
+// sync-failure tests: map the region with Faults in its options (or give
+// them to a structure that maps its own regions, such as kv), then Fail.
+// They belong to the regions mapped with them: tests that use them may
+// run in parallel. The zero value is ready; it fails nothing until Fail.
+type SyncFaults struct {
+	mu    sync.Mutex
+	r     *persist.Region // the region whose syncs fail; nil: none
+	after int             // syncs of r that succeed first
+	syncs int             // syncs of r asked about since Fail
+}
+
+// Faults returns the persist.Faults to map regions with.
+func (f *SyncFaults) Faults() *persist.Faults {
+	return &persist.Faults{Sync: func(x *persist.Region, off, n int) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if x != f.r || f.r == nil {
 			return nil
 		}
-		*n++
-		if *n > after {
+		f.syncs++
+		if f.syncs > f.after {
 			return syscall.EIO
 		}
 		return nil
-	}})
-	t.Cleanup(restore)
-	return n
+	}}
+}
+
+// Fail makes every sync of r, a region mapped with f's Faults, after the
+// first after ones fail with EIO, until Lift.
+func (f *SyncFaults) Fail(r *persist.Region, after int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.r, f.after, f.syncs = r, after, 0
+}
+
+// Syncs returns how many syncs of the region were asked for since Fail.
+func (f *SyncFaults) Syncs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.syncs
+}
+
+// Lift ends the failures: the region that failed stays failed (persist's
+// rule), regions mapped with f later sync normally.
+func (f *SyncFaults) Lift() { f.Fail(nil, 0) }
+
+// MapFaulty maps a new file of size bytes in t's temporary directory like
+// MapFile (the msync path) with SyncFaults that fail nothing until Fail,
+// closed when t ends.
+func MapFaulty(t testing.TB, size int) (*persist.Region, *SyncFaults) {
+	t.Helper()
+	f := new(SyncFaults)
+	path := filepath.Join(t.TempDir(), "region.pm")
+	r, err := persist.Map(path, &persist.Options{Size: int64(size), Create: true, Faults: f.Faults()})
+	if err != nil {
+		t.Fatalf("map %d bytes at %s: %v", size, path, err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, f
 }
 
 // SyncFailure is the sync-failure test of an object array a over r, a
-// region made durable with msync (MapFile): after `after` good syncs every
-// sync fails (FailSyncs). It updates objects until one Update fails, then
+// region made durable with msync mapped with faults (MapFaulty): after
+// `after` good syncs every sync fails. It updates objects until one Update fails, then
 // asserts that the failure is persist.ErrSyncFailed, that no later Update
 // is acknowledged (each returns ErrSyncFailed) or changes its object, that
 // every acknowledged value still reads (the object of the Update that
 // failed: its old value or the new one, as after a crash during it), and
-// that the array opened with open from r's file mapped again (the hooks
-// removed) holds every acknowledged value.
-func SyncFailure(t testing.TB, r *persist.Region, a Objects, open func(*persist.Region) (Objects, error), after int) {
+// that the array opened with open from r's file mapped again (without
+// the faults) holds every acknowledged value.
+func SyncFailure(t testing.TB, r *persist.Region, faults *SyncFaults, a Objects, open func(*persist.Region) (Objects, error), after int) {
 	t.Helper()
-	syncs := FailSyncs(t, r, after)
+	faults.Fail(r, after)
 	n, size := a.Len(), a.Size()
 	acked := make([][]byte, n)
 	rng := NewRand(uint64(after))
@@ -65,7 +108,7 @@ func SyncFailure(t testing.TB, r *persist.Region, a Objects, open func(*persist.
 		}
 	}
 	if failed == nil {
-		t.Fatalf("no Update failed in %d syncs", *syncs)
+		t.Fatalf("no Update failed in %d syncs", faults.Syncs())
 	}
 	if !errors.Is(r.Failed(), persist.ErrSyncFailed) {
 		t.Fatalf("the region is not failed: %v", r.Failed())
@@ -87,7 +130,6 @@ func SyncFailure(t testing.TB, r *persist.Region, a Objects, open func(*persist.
 		}
 	}
 	verify(a, "after the failed sync")
-	persist.InjectFaults(nil)
 	if err := a.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}

@@ -111,8 +111,8 @@ type Spec struct {
 	// before the workload starts, as in a recycled file: recovery that
 	// trusts bytes it never wrote is caught.
 	Garbage bool
-	// Options for the simulated region: only MovntThreshold and NoMovnt
-	// apply (see persist.NewSimulated).
+	// Options for the simulated region: only those persist.NewSimulated
+	// takes apply (MovntThreshold, NoMovnt, Counters, Device, Faults).
 	Options *persist.Options
 
 	marks *poisonMarks // Run.Poison's ranges, shared by the images of a run (poison.go)

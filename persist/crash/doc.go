@@ -100,9 +100,9 @@
 // whose recovery is crashed again (RecoveryCrashes) is not poisoned by
 // Config.Poison, and Image.Poison turns those crashes off for its image:
 // the simulator reads the image's memory to find what the recovery wrote.
-// Failed syncs and full devices are persist's faults (persist.InjectFaults);
-// a simulated region in ModeMsync honours the sync hook (a failed sync
-// writes nothing back).
+// Failed syncs and full devices are persist's faults (persist.Faults, in
+// Spec.Options); a simulated region in ModeMsync honours the sync hook (a
+// failed sync writes nothing back).
 //
 // # Coverage: what every crash point checks
 //

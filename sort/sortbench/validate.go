@@ -40,6 +40,9 @@ type ValidateOptions struct {
 	// key bytes are compared.
 	CaseInsensitive bool
 	Threads         int // 0: GOMAXPROCS
+	// Faults are failures injected into the mapping of the file
+	// (persist.Options.Faults), for tests; nil injects none.
+	Faults *persist.Faults
 }
 
 func (o *ValidateOptions) normalize() error {
@@ -74,7 +77,7 @@ func Validate(ctx context.Context, path string, o ValidateOptions) (*Summary, er
 		s, err := ValidateReader(ctx, f, o)
 		return s, sortio.InFile(path, err)
 	}
-	m, err := sortio.OpenMapped(path)
+	m, err := sortio.OpenMappedOn(path, nil, o.Faults)
 	if err != nil {
 		return nil, err
 	}

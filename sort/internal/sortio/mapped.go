@@ -55,12 +55,13 @@ func CreateMapped(path string, size int64, force bool) (*Mapped, error) {
 // CreateMappedAs is CreateMapped with errors that name the file as label
 // (the final name of an output written under a temporary one).
 func CreateMappedAs(path, label string, size int64, force bool) (*Mapped, error) {
-	return CreateMappedOn(path, label, size, force, nil)
+	return CreateMappedOn(path, label, size, force, nil, nil)
 }
 
 // CreateMappedOn is CreateMappedAs on an emulated device (nil: none, or
-// BRAID_DEVICE's).
-func CreateMappedOn(path, label string, size int64, force bool, dev *device.Device) (*Mapped, error) {
+// BRAID_DEVICE's), with the faults injected into the mapping (nil: none;
+// persist.Options.Faults).
+func CreateMappedOn(path, label string, size int64, force bool, dev *device.Device, faults *persist.Faults) (*Mapped, error) {
 	if size == 0 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
@@ -74,7 +75,7 @@ func CreateMappedOn(path, label string, size int64, force bool, dev *device.Devi
 	}
 	sparse := CanPopulate() && DirOnTmpfs(dir)
 	r, err := persist.Map(path, &persist.Options{Size: size, Create: true, Exclusive: true, ForcePMem: force,
-		NoPrefault: true, Sparse: sparse, Device: dev})
+		NoPrefault: true, Sparse: sparse, Device: dev, Faults: faults})
 	if err != nil {
 		return nil, fmt.Errorf("create %s (%d bytes): %w", label, size, err)
 	}
@@ -82,11 +83,11 @@ func CreateMappedOn(path, label string, size int64, force bool, dev *device.Devi
 }
 
 // OpenMapped maps an existing file read-only. Its errors name the file.
-func OpenMapped(path string) (*Mapped, error) { return OpenMappedOn(path, nil) }
+func OpenMapped(path string) (*Mapped, error) { return OpenMappedOn(path, nil, nil) }
 
 // OpenMappedOn is OpenMapped on an emulated device (nil: none, or
-// BRAID_DEVICE's).
-func OpenMappedOn(path string, dev *device.Device) (*Mapped, error) {
+// BRAID_DEVICE's), with the faults injected into the mapping (nil: none).
+func OpenMappedOn(path string, dev *device.Device, faults *persist.Faults) (*Mapped, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, &FileError{Path: path, Err: PathCause(err)}
@@ -99,7 +100,7 @@ func OpenMappedOn(path string, dev *device.Device) (*Mapped, error) {
 	}
 	// Not prefaulted: the reader pool faults the pages in as it reads
 	// them, in parallel, instead of one MAP_POPULATE thread up front.
-	r, err := persist.Map(path, &persist.Options{ReadOnly: true, NoPrefault: true, Device: dev})
+	r, err := persist.Map(path, &persist.Options{ReadOnly: true, NoPrefault: true, Device: dev, Faults: faults})
 	if err != nil {
 		return nil, fmt.Errorf("sort: map %s: %w", path, err)
 	}
