@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/braid-pm/braid/cow"
+	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/persist"
 )
 
@@ -91,13 +92,20 @@ func metaOptions() *cow.Options {
 
 // readMeta opens the meta array of r and reads the meta object; a missing
 // array or a zero object is errNoStore (the array, if any, is returned
-// open).
+// open). Another kind of structure at offset 0, or a CoW array that is
+// not a meta array, is ErrBadFormat naming what is there.
 func readMeta(r *persist.Region) (*cow.Array, meta, error) {
 	a, err := cow.Open(r, metaOptions())
-	if errors.Is(err, cow.ErrNoArray) {
+	switch {
+	case errors.Is(err, cow.ErrNoArray):
 		return nil, meta{}, errNoStore
-	}
-	if err != nil {
+	case errors.Is(err, persist.ErrBadFormat) || errors.Is(err, persist.ErrInvalid):
+		b := r.Bytes()[:min(8, r.Size())]
+		if len(b) == 8 && binary.LittleEndian.Uint64(b) == pmheader.Magic("braidCOW") {
+			return nil, meta{}, fmt.Errorf("%w: offset 0 holds %s that is not a raft store's meta array (%v)", ErrBadFormat, pmheader.Identify(b), err)
+		}
+		return nil, meta{}, fmt.Errorf("%w: offset 0 holds %s, not a raft store", ErrBadFormat, pmheader.Identify(b))
+	case err != nil:
 		return nil, meta{}, fmt.Errorf("raftstore: meta: %w", err)
 	}
 	b := make([]byte, metaSize)

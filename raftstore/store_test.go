@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braid-pm/braid/cow"
+	"github.com/braid-pm/braid/fptree"
 	"github.com/braid-pm/braid/persist"
+	"github.com/braid-pm/braid/walog"
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 )
@@ -205,6 +208,39 @@ func TestReopenMismatch(t *testing.T) {
 	defer r.Close()
 	_, err = OpenRegion(r, &small)
 	require.ErrorIs(t, err, ErrTooSmall)
+}
+
+// TestForeignKind: a region that holds another kind of structure, or a
+// CoW array that is not a raft store's meta, is ErrBadFormat naming what
+// it holds and the raft store, never "not a CoW array".
+func TestForeignKind(t *testing.T) {
+	for _, c := range []struct {
+		found string
+		make  func(r *persist.Region) error // creates it and closes it
+	}{
+		{"a walog log (package walog), not a raft store", func(r *persist.Region) error { return closed(walog.Create(r, nil)) }},
+		{"a FP-tree (package fptree), not a raft store", func(r *persist.Region) error { return closed(fptree.Create(r, nil)) }},
+		{"a CoW array (package cow) that is not a raft store's meta array", func(r *persist.Region) error {
+			return closed(cow.Create(r, &cow.Options{ObjectSize: 64, Count: 4}))
+		}},
+	} {
+		r, err := persist.Map(filepath.Join(t.TempDir(), "x"), &persist.Options{Size: 1 << 20, Create: true, ForcePMem: true})
+		require.NoError(t, err)
+		require.NoError(t, c.make(r))
+		_, err = OpenRegion(r, &small)
+		require.ErrorIs(t, err, ErrBadFormat)
+		require.ErrorIs(t, err, persist.ErrBadFormat)
+		require.Contains(t, err.Error(), "raftstore: not a raft store of this format: offset 0 holds "+c.found)
+		require.NoError(t, r.Close())
+	}
+}
+
+// closed closes what a Create made.
+func closed[T interface{ Close() error }](x T, err error) error {
+	if err != nil {
+		return err
+	}
+	return x.Close()
 }
 
 // TestClosed: every method of a closed store is ErrClosed.

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 
+	"github.com/braid-pm/braid/internal/cli"
 	"github.com/braid-pm/braid/sort"
 )
 
@@ -28,4 +31,19 @@ func (f *formatFlags) format() (sort.Format, error) {
 		return ft, badUsage(err)
 	}
 	return ft, nil
+}
+
+// formatHint adds to err, when it says a file's bytes are not records of
+// f (sort.ErrBadFormat), the format flags the file was read with and the
+// ones for the other kind of record: a KLV file read without -klv, or a
+// fixed-size one read with it, fails on its first record or its size.
+func formatHint(f sort.Format, err error) error {
+	var usage cli.UsageError
+	if err == nil || !errors.Is(err, sort.ErrBadFormat) || errors.As(err, &usage) {
+		return err
+	}
+	if f.KLV {
+		return fmt.Errorf("%w; read as KLV records with %d-byte keys (-klv -key %d): fixed-size records are read with -key K -value V, without -klv", err, f.KeySize, f.KeySize)
+	}
+	return fmt.Errorf("%w; read as fixed-size records of %d bytes (-key %d -value %d): KLV records are read with -klv -key K", err, f.RecordSize(), f.KeySize, f.ValueSize)
 }

@@ -278,7 +278,8 @@ func TestExitStatuses(t *testing.T) {
 		{"validate", failure, []string{"validate", in}, 1, "ERROR - there are"}, // valsort: unordered records
 		{"validate", failure, []string{"validate", "-q", in}, 1, ""},
 		{"validate", failure, []string{"validate", "-perm", other, sorted}, 1, "not a permutation"},
-		{"validate", failure, []string{"validate", path("partial")}, 1, "pmsort validate: " + path("partial")},
+		{"validate", failure, []string{"validate", path("partial")}, 1, "pmsort validate: " + path("partial") + ": bad record format: partial record found at end: size 150 is not a multiple of the record size 100; read as fixed-size records of 100 bytes (-key 10 -value 90): KLV records are read with -klv -key K\n"},
+		{"validate", failure, []string{"validate", "-klv", "-key", "10", in}, 1, "; read as KLV records with 10-byte keys (-klv -key 10): fixed-size records are read with -key K -value V, without -klv\n"},
 		{"validate", failure, []string{"validate", "-s", path("bad.sum")}, 1, "pmsort validate: " + path("bad.sum") + ": bad record format: partial partition summary"},
 		{"validate", failure, []string{"validate", "-perm", path("partial"), sorted}, 1, "pmsort validate: -perm: " + path("partial") + ": bad record format: partial record found at end"},
 
@@ -310,7 +311,8 @@ func TestExitStatuses(t *testing.T) {
 		{"sort", pathArg, []string{"sort", "-i", fifo, "-o", out}, 2, "-i " + fifo + " is a pipe, not a regular file"},
 		{"sort", pathArg, []string{"sort", "-i", "-o", out}, 2, "-i -o: that is a flag, not a file name"},
 		{"sort", pathArg, []string{"sort", "-i", in, "-o", out, "-cpuprofile", nodir}, 2, "-cpuprofile"},
-		{"sort", failure, []string{"sort", "-i", path("partial"), "-o", out}, 1, "pmsort sort: bad record format: " + path("partial") + " is 150 bytes, not a multiple"},
+		{"sort", failure, []string{"sort", "-i", path("partial"), "-o", out}, 1, "pmsort sort: bad record format: " + path("partial") + " is 150 bytes, not a multiple of the 100-byte record (1 whole records and 50 bytes left); read as fixed-size records of 100 bytes (-key 10 -value 90): KLV records are read with -klv -key K\n"},
+		{"sort", failure, []string{"sort", "-klv", "-key", "10", "-i", in, "-o", out}, 1, "; read as KLV records with 10-byte keys (-klv -key 10): fixed-size records are read with -key K -value V, without -klv\n"},
 		{"sort", failure, []string{"sort", "-i", path("empty"), "-o", out}, 1, "has no records"},
 
 		{"bench", ok, []string{"bench", "-n", "1000", "-runs", "1", "-modes", "onepass", "-dir", dir}, 0, ""},

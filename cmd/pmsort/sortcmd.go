@@ -171,7 +171,7 @@ func runSort(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if err != nil {
-		return err
+		return formatHint(o.Format, err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -54,6 +54,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var in *sortbench.Summary
 	if c.perm != "" {
 		if in, err = sortbench.Validate(ctx, c.perm, c.vo); err != nil {
+			err = formatHint(c.vo.Format, err)
 			return fail(&prefixed{"-perm", err})
 		}
 	}
@@ -97,7 +98,8 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // Its errors name the file.
 func (c *validateConfig) summary(ctx context.Context) (*sortbench.Summary, error) {
 	if !c.summaries {
-		return sortbench.Validate(ctx, c.file, c.vo)
+		s, err := sortbench.Validate(ctx, c.file, c.vo)
+		return s, formatHint(c.vo.Format, err)
 	}
 	b, err := os.ReadFile(c.file)
 	if err != nil {
