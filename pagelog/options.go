@@ -171,7 +171,7 @@ func (o *Options) Validate() error {
 	}
 	switch {
 	case o.Layout > Checksum:
-		return fmt.Errorf("%w: unknown layout %d", ErrInvalid, o.Layout)
+		return fmt.Errorf("%w: unknown layout %d: want 0 (the default, Packed), Packed (1), TwoWord (2) or Checksum (3)", ErrInvalid, o.Layout)
 	case o.PageSize < 0 || o.PageSize != 0 && (o.PageSize < MinPageSize || o.PageSize > MaxPageSize || o.PageSize%MinPageSize != 0):
 		return fmt.Errorf("%w: page size %d: want a multiple of %d from %d to %d", ErrPageSize, o.PageSize, MinPageSize, MinPageSize, MaxPageSize)
 	case o.Pages < 0:

@@ -173,7 +173,7 @@ func (o *Options) Validate() error {
 	case o.MovntThreshold < 0:
 		return fmt.Errorf("%w: MovntThreshold %d is negative", ErrInvalid, o.MovntThreshold)
 	case o.Flush > FlushCLFLUSH:
-		return fmt.Errorf("%w: unknown flush instruction %d", ErrInvalid, o.Flush)
+		return fmt.Errorf("%w: unknown flush instruction %d: want FlushAuto (0), FlushCLWB (1), FlushCLFLUSHOPT (2) or FlushCLFLUSH (3)", ErrInvalid, o.Flush)
 	case o.Flush != FlushAuto && !o.Flush.supported():
 		return fmt.Errorf("%w: this CPU (or build) has no %s", ErrUnsupported, o.Flush)
 	case o.Perm&^os.ModePerm != 0:

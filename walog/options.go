@@ -105,7 +105,7 @@ func (o *Options) Validate() error {
 	}
 	switch {
 	case o.Format != 0 && !o.Format.valid():
-		return fmt.Errorf("%w: unknown format %d", ErrInvalid, o.Format)
+		return fmt.Errorf("%w: unknown format %d: want 0 (the default, PopLog), PopLog (1), RAWL (2) or Classic (3)", ErrInvalid, o.Format)
 	case o.Offset < 0 || o.Offset%BlockSize != 0:
 		return fmt.Errorf("%w: Offset %d: want a multiple of %d, >= 0", ErrInvalid, o.Offset, BlockSize)
 	case o.Size < 0 || o.Size%BlockSize != 0:
