@@ -224,14 +224,36 @@ func checkWrites(t *testing.T, addr string, w *writeLog) {
 	}
 }
 
+// dump is every key and value on the node at addr (KEYS, then MGET).
+func dump(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer c.Close()
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	m := map[string]string{}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		vals, err := c.MGet(ctx, keys[:n]...).Result()
+		require.NoError(t, err)
+		for i, v := range vals {
+			m[keys[i]] = fmt.Sprint(v)
+		}
+		keys = keys[n:]
+	}
+	return m
+}
+
 // TestServeRaftFailover: three pmkv serve processes as a raft group on
 // loopback; writers SET unique keys on the leader through go-redis. A
 // follower is SIGKILLed mid-write and restarted; then the leader is
 // SIGKILLed mid-write, the writers move to the new leader, and the old
-// leader restarts (with -raft-stale-reads, to read it directly). Every
-// acknowledged SET is on the new leader and on the old one once it
+// leader restarts (every node has -raft-stale-reads, to read it directly).
+// Every acknowledged SET is on the new leader and on the old one once it
 // caught up (by then raft compacted the log past it: it is sent a
-// snapshot), and no refused SET is anywhere. Bounded by counts of
+// snapshot), no refused SET is anywhere, and the three nodes hold the
+// same keys and values. Bounded by counts of
 // writes; the waits only give up on a group that never gets there.
 func TestServeRaftFailover(t *testing.T) {
 	if !kvReady(t) {
@@ -239,7 +261,7 @@ func TestServeRaftFailover(t *testing.T) {
 	}
 	nodes, peers := newRaftGroup(t, 3)
 	for _, n := range nodes {
-		n.start(t, peers)
+		n.start(t, peers, "-raft-stale-reads")
 	}
 	defer func() {
 		for _, n := range nodes {
@@ -275,7 +297,7 @@ func TestServeRaftFailover(t *testing.T) {
 	}
 	follower.kill(t)
 	waitAcked(t, w, 800)
-	follower.start(t, peers)
+	follower.start(t, peers, "-raft-stale-reads")
 	waitAcked(t, w, 1200)
 
 	lead.kill(t)
@@ -289,13 +311,20 @@ func TestServeRaftFailover(t *testing.T) {
 	checkWrites(t, next.addr, w)
 	li := replInfo(next.addr)
 	commit, _ := strconv.Atoi(li["raft_commit_index"])
-	snap, _ := strconv.Atoi(li["raft_last_snapshot_index"])
-	require.Greater(t, snap, 0, "the leader took snapshots (and compacted its log)")
+	first, _ := strconv.Atoi(li["raft_first_log_index"])
+	require.Greater(t, first, 1, "the leader compacted its log (snapshots, -raft-trailing)")
 	waitApplied(t, lead, commit)
 	checkWrites(t, lead.addr, w)
-	require.Equal(t, "slave", replInfo(lead.addr)["role"], "the old leader rejoined as a follower")
-	t.Logf("%d SETs acknowledged, %d refused, %d of unknown outcome; leader %s -> %s; commit index %d, snapshot %d",
-		len(w.acked), len(w.refused), w.unknown, lead.id, next.id, commit, snap)
+	oi := replInfo(lead.addr)
+	require.Equal(t, "slave", oi["role"], "the old leader rejoined as a follower")
+	require.NotEqual(t, "0", oi["raft_snapshots_restored"], "the old leader, behind the leader's compacted log, was sent a snapshot")
+	want := dump(t, next.addr)
+	for _, n := range nodes {
+		waitApplied(t, n, commit)
+		require.Equal(t, want, dump(t, n.addr), "%s holds what the leader holds", n.id)
+	}
+	t.Logf("%d SETs acknowledged, %d refused, %d of unknown outcome; leader %s -> %s; commit index %d, first log index %d; %d keys on every node",
+		len(w.acked), len(w.refused), w.unknown, lead.id, next.id, commit, first, len(want))
 	for _, n := range nodes {
 		n.stop(t)
 	}

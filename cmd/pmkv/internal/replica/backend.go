@@ -48,9 +48,6 @@ func (n *Node) readable() error {
 	if !n.isReady() {
 		return errNotReady
 	}
-	if n.cfg.Variant == NoVerify {
-		return nil
-	}
 	if err := n.ver.verify(n.r); err != nil {
 		return n.notLeader(false, err)
 	}
@@ -167,8 +164,12 @@ func (n *Node) Replication() [][2]string {
 	add("raft_term", st["term"])
 	add("raft_last_log_index", st["last_log_index"])
 	add("raft_commit_index", st["commit_index"])
-	add("raft_applied_index", strconv.FormatUint(n.fsm.appliedIndex(), 10)) // in the store, not only sent to it
+	applied, restores := n.fsm.appliedIndex()
+	add("raft_applied_index", strconv.FormatUint(applied, 10)) // in the store, not only sent to it
+	first, _ := n.logs.FirstIndex()
+	add("raft_first_log_index", strconv.FormatUint(first, 10))
 	add("raft_last_snapshot_index", st["last_snapshot_index"])
+	add("raft_snapshots_restored", strconv.Itoa(restores))
 	ready := "0"
 	if n.isReady() {
 		ready = "1"

@@ -29,6 +29,7 @@ type fsm struct {
 	mu      sync.Mutex
 	members map[string]string // raft ID -> client address, from hellos
 	applied uint64            // the last index applied
+	restores int              // snapshots restored since start
 }
 
 func newFSM(s server.KVStore, dir string, fail func(error)) *fsm {
@@ -94,10 +95,10 @@ func (f *fsm) member(id string) string {
 	return f.members[id]
 }
 
-func (f *fsm) appliedIndex() uint64 {
+func (f *fsm) appliedIndex() (applied uint64, restores int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.applied
+	return f.applied, f.restores
 }
 
 // Snapshot implements raft.FSM: the keys are read by Persist, while the
@@ -125,6 +126,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	f.members = sr.members
+	f.restores++
 	f.mu.Unlock()
 	if err := removeMarker(f.marker); err != nil {
 		return fmt.Errorf("replica: restore: %w", err)

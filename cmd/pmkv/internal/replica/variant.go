@@ -11,7 +11,4 @@ const (
 	// before they are committed and applied here: a read-modify-write
 	// after it reads the value from before (and a crash loses it).
 	NoApplyWait
-	// NoVerify serves reads on the leader without confirming the
-	// leadership: a deposed leader answers from its stale store.
-	NoVerify
 )
