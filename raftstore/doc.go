@@ -58,9 +58,9 @@
 // A Store may be used from many goroutines; writes to the log are
 // serialized, GetLog runs beside other reads. A failed write to the log
 // (a failed sync, poisoned media) is final: the log takes no more writes
-// and says why. Bad options and arguments are ErrInvalid, a region too
-// small ErrTooSmall, another structure or format ErrBadFormat, damaged
-// bytes ErrCorrupt (they match persist's sentinels of the same name); a
-// closed store is ErrClosed. Nothing panics on input or on the contents of
-// the region.
+// and says why. Bad options and arguments (and options that contradict
+// the store) are ErrInvalid, a region too small ErrTooSmall, another
+// structure or format ErrBadFormat, damaged bytes ErrCorrupt, a closed
+// store ErrClosed (they match persist's sentinels of the same name).
+// Nothing panics on input or on the contents of the region.
 package raftstore

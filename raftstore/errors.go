@@ -17,21 +17,22 @@ var (
 	ErrKeyNotFound = errors.New("not found")
 	// ErrInvalid is returned for bad options and arguments: indexes that
 	// do not grow, a DeleteRange that would leave a hole, a key or value
-	// too long.
+	// too long, a geometry that contradicts the store's.
 	ErrInvalid = persist.NewError("raftstore: invalid argument", persist.ErrInvalid)
 	// ErrFull is returned when the log's segments, or the stable store's
 	// log, hold no room for more: raft compacts its log after snapshots,
 	// so a full store is one too small for the snapshot interval.
 	ErrFull = errors.New("raftstore: store is full")
-	// ErrClosed is returned by every operation on a closed store.
-	ErrClosed = errors.New("raftstore: store is closed")
+	// ErrClosed is returned by every operation on a closed store. It
+	// matches persist.ErrClosed.
+	ErrClosed = persist.NewError("raftstore: store is closed", persist.ErrClosed)
 	// ErrCorrupt marks persistent bytes that failed a check: a log entry
 	// that does not decode, indexes out of order across segments, a
 	// stable record that does not parse. It matches persist.ErrCorrupt.
 	ErrCorrupt = persist.NewError("raftstore: corrupt store", persist.ErrCorrupt)
 	// ErrBadFormat is returned by Open for a region that holds something
-	// else, a format version this build does not read, or a geometry
-	// other than the options ask. It matches persist.ErrBadFormat.
+	// else or a format version this build does not read. It matches
+	// persist.ErrBadFormat.
 	ErrBadFormat = persist.NewError("raftstore: not a raft store of this format", persist.ErrBadFormat)
 	// ErrTooSmall is returned when the region cannot hold the store.
 	ErrTooSmall = persist.NewError("raftstore: region too small", persist.ErrTooSmall)

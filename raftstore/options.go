@@ -30,7 +30,8 @@ const (
 // Options configure a store. A nil *Options means the defaults. The
 // geometry (Segments, SegmentSize, StableSize) is recorded when the store
 // is created; opening an existing store takes it from there, and a field
-// set here that differs is ErrBadFormat.
+// set here that differs is ErrInvalid (Options that contradict the
+// media, as in every braid structure).
 type Options struct {
 	// Segments is the number of log segments, 2 to MaxSegments; 0 means
 	// DefaultSegments. The log holds at most Segments*SegmentSize bytes
@@ -137,7 +138,7 @@ func (o *Options) match(g geometry) error {
 	}
 	if (o.Segments != 0 && o.Segments != g.segments) || (o.SegmentSize != 0 && o.SegmentSize != g.segSize) || (o.StableSize != 0 && o.StableSize != g.stableSize) {
 		return fmt.Errorf("%w: the store holds %d segments of %d bytes and stable logs of %d; the options ask %d, %d, %d",
-			ErrBadFormat, g.segments, g.segSize, g.stableSize, o.Segments, o.SegmentSize, o.StableSize)
+			ErrInvalid, g.segments, g.segSize, g.stableSize, o.Segments, o.SegmentSize, o.StableSize)
 	}
 	return nil
 }

@@ -195,14 +195,16 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestReopenMismatch: options that contradict the recorded geometry are
-// ErrBadFormat; a region too small, ErrTooSmall.
+// ErrInvalid (not ErrBadFormat: the store is one); a region too small,
+// ErrTooSmall.
 func TestReopenMismatch(t *testing.T) {
 	s, path := openTemp(t, &small)
 	require.NoError(t, s.StoreLogs(entries(1, 3, 1)))
 	require.NoError(t, s.Close())
 	_, err := Open(path, &Options{Segments: 5})
-	require.ErrorIs(t, err, ErrBadFormat)
-	require.ErrorIs(t, err, persist.ErrBadFormat)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, persist.ErrInvalid)
+	require.NotErrorIs(t, err, persist.ErrBadFormat)
 	r, err := persist.Map(filepath.Join(t.TempDir(), "tiny"), &persist.Options{Size: 16 << 10, Create: true})
 	require.NoError(t, err)
 	defer r.Close()
@@ -248,6 +250,7 @@ func TestClosed(t *testing.T) {
 	s, _ := openTemp(t, &small)
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, s.Close(), ErrClosed)
+	require.ErrorIs(t, s.Close(), persist.ErrClosed)
 	_, err := s.FirstIndex()
 	require.ErrorIs(t, err, ErrClosed)
 	_, err = s.LastIndex()
