@@ -213,3 +213,23 @@ func TestServeStateRefusals(t *testing.T) {
 	require.ErrorContains(t, conn.Do(ctx, "EXEC").Err(), "EXECABORT")
 	require.Equal(t, "6", c.Get(ctx, "x").Val())
 }
+
+// TestServeLCS checks LCS against the examples of Redis's documentation.
+func TestServeLCS(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	require.NoError(t, c.MSet(ctx, "key1", "ohmytext", "key2", "mynewtext").Err())
+	require.Equal(t, "mytext", c.Do(ctx, "LCS", "key1", "key2").Val())
+	require.Equal(t, int64(6), c.Do(ctx, "LCS", "key1", "key2", "LEN").Val())
+	require.Equal(t, []any{"matches", []any{
+		[]any{[]any{int64(4), int64(7)}, []any{int64(5), int64(8)}},
+		[]any{[]any{int64(2), int64(3)}, []any{int64(0), int64(1)}},
+	}, "len", int64(6)}, c.Do(ctx, "LCS", "key1", "key2", "IDX").Val())
+	require.Equal(t, []any{"matches", []any{
+		[]any{[]any{int64(4), int64(7)}, []any{int64(5), int64(8)}, int64(4)},
+	}, "len", int64(6)}, c.Do(ctx, "LCS", "key1", "key2", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN").Val())
+	require.Equal(t, "", c.Do(ctx, "LCS", "key1", "nosuch").Val())
+	require.ErrorContains(t, c.Do(ctx, "LCS", "key1", "key2", "LEN", "IDX").Err(), "please just use IDX")
+}
