@@ -11,8 +11,11 @@ PMKV=${PMKV:-bin/pmkv}
 SHM=${SHM:-/dev/shm}
 CACHE=${CACHE:-bin/redis-suite}
 UNITS=${UNITS:-"protocol keyspace type/string type/incr expire scan multi bitops info-command quit"}
-KV_PORT=${KV_PORT:-6390}
-REDIS_PORT=${REDIS_PORT:-6391}
+KV_PORT=${KV_PORT:-$((16400 + ($$ % 500) * 2))}
+REDIS_PORT=${REDIS_PORT:-$((KV_PORT + 1))}
+# runtest's own ports (its test server listens just below BASEPORT): apart
+# per run, so that two runs side by side do not take each other's.
+BASEPORT=${BASEPORT:-$((22000 + ($$ % 64) * 128))}
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
 src=$CACHE/redis-7.0.15
@@ -54,7 +57,7 @@ for u in $UNITS; do
 	for side in pmkv control; do
 		port=$KV_PORT; [ $side = control ] && port=$REDIS_PORT
 		(cd "$src" && timeout 900 ./runtest --host 127.0.0.1 --port $port --singledb --tags -slow \
-			--single "unit/$u" --clients 1 --timeout 60 >"$dir/$f.$side" 2>&1) || true
+			--single "unit/$u" --clients 1 --timeout 60 --baseport $BASEPORT >"$dir/$f.$side" 2>&1) || true
 	done
 	p=$(count "$dir/$f.pmkv" ok); c=$(count "$dir/$f.control" ok)
 	tp=$((tp+p)); tc=$((tc+c))
