@@ -233,3 +233,93 @@ func TestServeLCS(t *testing.T) {
 	require.Equal(t, "", c.Do(ctx, "LCS", "key1", "nosuch").Val())
 	require.ErrorContains(t, c.Do(ctx, "LCS", "key1", "key2", "LEN", "IDX").Err(), "please just use IDX")
 }
+
+// TestServeDumpRestore: a string's DUMP is Redis 7.0.15's, byte for byte
+// (the payloads below are redis-server's), RESTORE takes Redis's
+// integer-encoded strings, a typed value goes round, a damaged payload
+// is refused, BUSYKEY without REPLACE, and the TTL is kept.
+func TestServeDumpRestore(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	require.NoError(t, c.Set(ctx, "foo5", "bar", 0).Err())
+	redisBar := "\x00\x03bar\n\x00\xe6\xbeI`\xeef\xfd\x17"
+	require.Equal(t, redisBar, c.Dump(ctx, "foo5").Val())
+	redisInt := "\x00\xc190\n\x00\x9d\x94\xea'\x93\xfc\b\xb9"
+	require.NoError(t, c.Restore(ctx, "n", 0, redisInt).Err())
+	require.Equal(t, "12345", c.Get(ctx, "n").Val())
+	require.ErrorContains(t, c.Restore(ctx, "n", 0, redisInt).Err(), "BUSYKEY Target key name already exists.")
+	require.NoError(t, c.RestoreReplace(ctx, "n", time.Minute, redisBar).Err())
+	require.Equal(t, "bar", c.Get(ctx, "n").Val())
+	require.InDelta(t, time.Minute.Seconds(), c.TTL(ctx, "n").Val().Seconds(), 5)
+	bad := []byte(redisBar)
+	bad[3] ^= 1
+	require.ErrorContains(t, c.Restore(ctx, "b", 0, string(bad)).Err(), "ERR DUMP payload version or checksum are wrong")
+	require.NoError(t, c.RPush(ctx, "l", "a", "b").Err())
+	require.NoError(t, c.Restore(ctx, "l2", 0, c.Dump(ctx, "l").Val()).Err())
+	require.Equal(t, []string{"a", "b"}, c.LRange(ctx, "l2", 0, -1).Val())
+	require.ErrorIs(t, c.Dump(ctx, "nosuch").Err(), redis.Nil)
+}
+
+// TestServeSortDebugObject: SORT of a list, set and sorted set, numeric
+// and ALPHA, LIMIT, DESC, STORE (an empty result deletes the
+// destination); DEBUG OBJECT's at: changes with every write.
+func TestServeSortDebugObject(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	require.NoError(t, c.RPush(ctx, "l", "3", "10", "2").Err())
+	require.Equal(t, []string{"2", "3", "10"}, c.Sort(ctx, "l", &redis.Sort{}).Val())
+	require.Equal(t, []string{"3", "2", "10"}, c.Sort(ctx, "l", &redis.Sort{Alpha: true, Order: "DESC"}).Val())
+	require.Equal(t, []string{"3"}, c.Sort(ctx, "l", &redis.Sort{Offset: 1, Count: 1}).Val())
+	require.NoError(t, c.SAdd(ctx, "s", "b", "a").Err())
+	require.ErrorContains(t, c.Sort(ctx, "s", &redis.Sort{}).Err(), "ERR One or more scores can't be converted into double")
+	require.Equal(t, int64(2), c.SortStore(ctx, "s", "dst", &redis.Sort{Alpha: true}).Val())
+	require.Equal(t, []string{"a", "b"}, c.LRange(ctx, "dst", 0, -1).Val())
+	require.Equal(t, int64(0), c.SortStore(ctx, "nosuch", "dst", &redis.Sort{}).Val())
+	require.Equal(t, int64(0), c.Exists(ctx, "dst").Val())
+	require.NoError(t, c.Set(ctx, "str", "x", 0).Err())
+	require.ErrorContains(t, c.Sort(ctx, "str", &redis.Sort{}).Err(), "WRONGTYPE")
+
+	require.NoError(t, c.Set(ctx, "foo", "20000", 0).Err())
+	o1 := c.DebugObject(ctx, "foo").Val()
+	require.Contains(t, o1, "encoding:int")
+	require.NoError(t, c.Incr(ctx, "foo").Err())
+	require.NotEqual(t, strings.Fields(o1)[1], strings.Fields(c.DebugObject(ctx, "foo").Val())[1])
+}
+
+// TestServeEmptyKey: the empty key and keys that begin with a zero byte
+// are keys like any other (stored under the one-to-one mapping of
+// keymap.go), in key order for KEYS and SCAN.
+func TestServeEmptyKey(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	keys := []string{"", "\x00", "\x00\x00", "\x00a", "a"}
+	for i, k := range keys {
+		require.NoError(t, c.Set(ctx, k, fmt.Sprint(i), 0).Err(), "%q", k)
+	}
+	for i, k := range keys {
+		require.Equal(t, fmt.Sprint(i), c.Get(ctx, k).Val(), "%q", k)
+	}
+	require.Equal(t, int64(5), c.DBSize(ctx).Val())
+	require.Equal(t, keys, c.Keys(ctx, "*").Val())
+	var scanned []string
+	for cur := uint64(0); ; {
+		ks, next, err := c.Scan(ctx, cur, "*", 2).Result()
+		require.NoError(t, err)
+		scanned = append(scanned, ks...)
+		if cur = next; cur == 0 {
+			break
+		}
+	}
+	require.Equal(t, keys, scanned)
+	require.NoError(t, c.Rename(ctx, "", "\x00b").Err())
+	require.Equal(t, "0", c.Get(ctx, "\x00b").Val())
+	require.Equal(t, int64(0), c.Exists(ctx, "").Val())
+	require.Equal(t, int64(1), c.Incr(ctx, "").Val())
+	require.Equal(t, int64(1), c.Del(ctx, "").Val())
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -13,7 +14,7 @@ import (
 func init() {
 	dbg := connCmd("debug", -2, []string{"admin", "noscript", "loading", "stale"}, cmdDebug)
 	subs(dbg, map[string]int{"set-active-expire": 3, "sleep": 3, "help": 2, "quicklist-packed-threshold": 3,
-		"jmap": 2, "protocol": 3, "reload": -2, "loadaof": 2, "change-repl-id": 2, "digest-value": -2, "digest": 2})
+		"jmap": 2, "protocol": 3, "object": 3, "reload": -2, "loadaof": 2, "change-repl-id": 2, "digest-value": -2, "digest": 2})
 	obj := keyCmd("object", -2, []string{"readonly"}, 2, 2, 1, cmdObject)
 	subs(obj, map[string]int{"encoding": 3, "refcount": 3, "help": 2})
 }
@@ -51,6 +52,8 @@ func cmdDebug(c *conn, a [][]byte) {
 		}
 	case "digest":
 		debugDigest(c)
+	case "object":
+		debugObject(c, a[1])
 	case "help":
 		c.w.array(1)
 		c.w.simple("DEBUG <subcommand>: SLEEP PROTOCOL RELOAD LOADAOF DIGEST DIGEST-VALUE CHANGE-REPL-ID SET-ACTIVE-EXPIRE JMAP QUICKLIST-PACKED-THRESHOLD")
@@ -71,6 +74,28 @@ func digest(e Entry, ok bool) string {
 	}
 	h := sha1.Sum(e.Value)
 	return hex.EncodeToString(h[:])
+}
+
+// debugObject describes key's value as Redis's DEBUG OBJECT does. pmkv
+// has no object heap: at: is a hash of the key's current version (key,
+// value, deadline), so it changes with every write (pmkv writes a new
+// version where Redis may modify in place).
+func debugObject(c *conn, key []byte) {
+	e, ok, err := c.sv.newTx().get(key)
+	switch {
+	case err != nil:
+		c.storeErr(err)
+	case !ok:
+		c.w.err("ERR no such key")
+	default:
+		h := fnv.New64a()
+		h.Write(key)
+		h.Write([]byte{0})
+		h.Write(e.Value)
+		h.Write(strconv.AppendInt(nil, e.Deadline, 10))
+		c.w.simple(fmt.Sprintf("Value at:%016x refcount:1 encoding:%s serializedlength:%d",
+			h.Sum64(), c.sv.encoding(e.Value), len(dumpValue(e.Value))-10))
+	}
 }
 
 // debugDigest is the XOR of every key's SHA-1 of key, value and deadline

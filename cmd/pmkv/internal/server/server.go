@@ -72,7 +72,7 @@ func New(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	sv := &Server{cfg: cfg, b: cfg.Backend, locks: newLocks(), start: time.Now(), conns: map[*conn]struct{}{}}
+	sv := &Server{cfg: cfg, b: keyMap{cfg.Backend}, locks: newLocks(), start: time.Now(), conns: map[*conn]struct{}{}}
 	sv.cursors.m = map[uint64][]byte{}
 	sv.replID = newReplID()
 	sv.stats.cmds = map[string]*cmdStat{}
