@@ -143,7 +143,7 @@ func (c *conn) runTx(cmds [][][]byte) {
 // writable is the Backend's refusal of writes (a raft follower's
 // redirect, before any read), nil when it takes them or write is false.
 func (sv *Server) writable(write bool) error {
-	if w, ok := sv.b.(interface{ Writable() error }); ok && write {
+	if w, ok := sv.cfg.Backend.(interface{ Writable() error }); ok && write {
 		return w.Writable()
 	}
 	return nil

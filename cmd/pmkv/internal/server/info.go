@@ -176,7 +176,7 @@ func (sv *Server) infoStats(b *strings.Builder) {
 type Replicated interface{ Replication() [][2]string }
 
 func (sv *Server) infoReplication(b *strings.Builder) {
-	if r, ok := sv.b.(Replicated); ok {
+	if r, ok := sv.cfg.Backend.(Replicated); ok {
 		for _, f := range r.Replication() {
 			field(b, f[0], f[1])
 		}
