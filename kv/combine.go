@@ -1,9 +1,6 @@
 package kv
 
-import (
-	"runtime"
-	"sync"
-)
+import "sync"
 
 // Combining writes (the default; Options.DedicatedWorkers turns it off).
 // A worker stays the sole owner of its data and metadata logs, but its
@@ -104,7 +101,7 @@ func (w *worker) lead(worker bool) {
 		// ones the last batch woke have not run yet, and without it a
 		// batch holds about one put (measured: 1.01 puts per batch with
 		// 16 clients on 2 cores, 7.2 with it).
-		runtime.Gosched()
+		w.s.yield()
 	}
 	for round := 0; ; round++ {
 		c.mu.Lock()

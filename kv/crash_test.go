@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 
@@ -100,9 +101,10 @@ type crashModel struct {
 	mu       sync.Mutex // the check runs in a worker's fence (ackBeforeFence's gate keeps the workload waiting then)
 	acked    map[string]string
 	inflight *crashOp
-	fs       *memDir // the workload's disk
-	disk     *memDir // the disk of the machine a crash image is taken of
-	segSize  int64   // 0: crashSegSize (the poison tests' are larger)
+	flying   map[int]*crashOp // the concurrent tests' clients' operations in flight (crashconc_test.go)
+	fs       *memDir          // the workload's disk
+	disk     *memDir          // the disk of the machine a crash image is taken of
+	segSize  int64            // 0: crashSegSize (the poison tests' are larger)
 }
 
 func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) error {
@@ -192,11 +194,15 @@ func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 		defer s.Close()
 		m.mu.Lock()
 		acked, inflight := maps.Clone(m.acked), m.inflight
+		flying := slices.Collect(maps.Values(m.flying))
 		m.mu.Unlock()
 		for i := range 10 {
 			k := fmt.Sprintf("k%d", i)
 			allowed := map[string]bool{acked[k]: true}
-			if op := inflight; op != nil {
+			for _, op := range append(flying, inflight) {
+				if op == nil {
+					continue
+				}
 				for j, ik := range op.keys {
 					if ik == k {
 						allowed[op.vals[j]] = true

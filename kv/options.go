@@ -191,6 +191,7 @@ type Options struct {
 	media   media
 	broken  broken   // tests: the deliberately broken variants
 	ackGate *ackGate // tests: orders ackBeforeFence's early acknowledgment (worker.go)
+	threads *threads // tests: how the store starts its goroutines (variant.go)
 }
 
 // config is Options with the defaults resolved.

@@ -64,6 +64,7 @@ type Store struct {
 	ckSeq   uint64
 	rep     RecoveryReport
 	broken  broken
+	shared  sharedFences // the broken variant sharedFence (variant.go)
 	stats   storeStats
 	exp     expiry // deadlines (expire.go)
 	pool    sync.Pool
@@ -82,6 +83,7 @@ type broken struct {
 	noSerialRestore  bool // the serial counter restarts at 0 after recovery
 	noDeadlineCRC    bool // a record's CRC leaves its deadline out (expire.go)
 	everyBatchStart  bool // every metadata entry says it starts a batch, fenced before it or not
+	sharedFence      bool // a writer acknowledges on another writer's fence (variant.go)
 
 	mergeLogs bool // not a bug: the crash tests' switch for Options.MergeLogs
 	// oneWriter, not a bug either: no expirer in the background, and
@@ -196,27 +198,27 @@ func (s *Store) start() {
 	for _, w := range s.workers {
 		s.wg.Add(1)
 		if s.c.DedicatedWorkers {
-			go w.run()
+			s.spawn(w.run)
 			continue
 		}
 		w.c.kick = make(chan struct{}, 1)
-		go w.runCombining()
+		s.spawn(w.runCombining)
 	}
 	s.placed.Wait() // every worker has bound itself to its node (numa.go)
 	if s.c.ReadOnly {
 		return // no background work: it writes (readonly.go)
 	}
 	s.bg.Add(3)
-	go s.merger()
-	go s.cleaner()
-	go s.expirer()
+	s.spawn(s.merger)
+	s.spawn(s.cleaner)
+	s.spawn(s.expirer)
 	if s.c.media == nil {
 		s.bg.Add(1)
 		go s.prefault()
 	}
 	if s.c.CheckpointInterval > 0 {
 		s.bg.Add(1)
-		go s.checkpointer()
+		s.spawn(s.checkpointer)
 	}
 }
 
@@ -236,7 +238,7 @@ func (s *Store) complete(r *request) {
 			s.putReq(r)
 			s.ops.RUnlock()
 			s.stalls.Add(1)
-			go s.retryAsync(re, key, value, cb)
+			s.spawn(func() { s.retryAsync(re, key, value, cb) })
 			return
 		}
 		cb, tok, err := r.cb, r.tok, r.err

@@ -219,7 +219,7 @@ func (w *worker) commit(batch []*request) {
 	}
 	err := w.flush()
 	if err == nil {
-		err = w.s.fence(w.m.g, w.d.g)
+		err = w.s.commitFence(w)
 		w.unfenced = 0
 		w.fences.Add(1)
 		w.batches.Add(1)
