@@ -127,3 +127,25 @@ func TestCrashConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashConcurrentBroken: sharedStageFence (an insert that waits for
+// another writer's fence instead of fencing its own slot) passes the
+// single-goroutine crash test — with one writer it always fences itself,
+// and a fence there orders every flush — and the concurrent test catches
+// it: the writer's slot, flushed but fenced by nobody, and its bitmap
+// bit reach the media apart.
+func TestCrashConcurrentBroken(t *testing.T) {
+	one := &crashRun{variant: sharedStageFence}
+	cfg := crashConfig(4, false)
+	cfg.RecoveryCrashes = -1
+	rep, err := crash.Check(cfg, one.workload(4, 60, 0, 24, false), one.check)
+	require.NoError(t, err)
+	require.False(t, rep.Failed(), "one writer: %v", rep.Failures)
+
+	h := &concRun{variant: sharedStageFence}
+	cfg = crash.Config{Regions: []crash.Spec{{Name: "t", Size: 16 << 10}}, Seed: 1, Pairs: 16, RecoveryCrashes: -1}
+	rep, err = crash.Check(cfg, h.workload(1, 2, 12, 12), h.check)
+	require.NoError(t, err)
+	require.True(t, rep.Failed(), "the concurrent model did not catch an insert fenced by another writer")
+	t.Logf("caught after %d schedules: %s", rep.Schedules, rep.Failures[0].Summary())
+}

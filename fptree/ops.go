@@ -126,11 +126,12 @@ func (t *Tree) insert(p unsafe.Pointer, bm, k, v uint64) error {
 	if invariants.Enabled && (i >= t.g.m || bm&t.g.full != bm) {
 		panic(fmt.Sprintf("fptree: insert into a leaf with bitmap %#x (%d slots)", bm, t.g.m))
 	}
+	t.announce()
 	if err := t.stage(p, i, k, v); err != nil {
 		return err
 	}
 	if t.variant != bitmapFirst {
-		if err := t.r.Drain(); err != nil {
+		if err := t.stageFence(); err != nil {
 			return regionErr(err, "a change")
 		}
 	}

@@ -45,8 +45,9 @@ type Tree struct {
 	// and media may then disagree, and every later change is refused.
 	broken atomic.Pointer[error]
 
-	variant  variant // a deliberately broken protocol, for the crash tests
-	holdHook func()  // tests: called before PutBatch locks a leaf
+	variant  variant      // a deliberately broken protocol, for the crash tests
+	shared   sharedFences // the variant sharedStageFence's (variant.go)
+	holdHook func()       // tests: called before PutBatch locks a leaf
 	// keepEmpty (tests): a Delete that empties its leaf leaves it linked,
 	// as a crash between the delete and the free does, for Open to unlink.
 	keepEmpty bool

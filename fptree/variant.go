@@ -1,5 +1,10 @@
 package fptree
 
+import (
+	"runtime"
+	"sync/atomic"
+)
+
 // variant selects a deliberately broken persistence protocol, which the
 // crash tests show the simulator catches (export_test.go sets it).
 type variant uint8
@@ -49,4 +54,52 @@ const (
 	// leaf whose prev names it, linked or not: the stale copy an
 	// interrupted split left in a free leaf is taken for the chain.
 	resumeUnlinked
+	// sharedStageFence lets an insert that finds another writer's insert
+	// announced and not yet fenced wait for that writer's staging fence
+	// instead of fencing its own slot: right where a fence orders every
+	// core's flushes, wrong where SFENCE orders its own core's only — the
+	// slot and the bitmap bit that commits it may then reach the media
+	// apart. One writer never finds another's insert: only the concurrent
+	// model (persist/crash's threads) catches it (TestCrashConcurrentBroken).
+	sharedStageFence
 )
+
+// announce notes an insert whose staging fence is to come (the variant
+// sharedStageFence only).
+func (t *Tree) announce() {
+	if t.variant == sharedStageFence {
+		t.shared.pending.Add(1)
+	}
+}
+
+// stageFence is an insert's fence between its slot and its commit. In
+// sharedStageFence, a writer that finds another insert announced leaves
+// the fence to it: it withdraws (the last one announced always fences, so
+// that two writers never wait for each other) and waits until a staging
+// fence is done after its own flush.
+func (t *Tree) stageFence() error {
+	if t.variant != sharedStageFence {
+		return t.r.Drain()
+	}
+	sh := &t.shared
+	d := sh.done.Load()
+	for p := sh.pending.Load(); p > 1; p = sh.pending.Load() {
+		if sh.pending.CompareAndSwap(p, p-1) {
+			for sh.done.Load() == d {
+				runtime.Gosched()
+			}
+			return nil
+		}
+	}
+	err := t.r.Drain()
+	sh.done.Add(1)
+	sh.pending.Add(-1)
+	return err
+}
+
+// sharedFences is sharedStageFence's bookkeeping: the inserts announced
+// and not yet fenced, and the staging fences done.
+type sharedFences struct {
+	pending atomic.Int32
+	done    atomic.Uint64
+}
