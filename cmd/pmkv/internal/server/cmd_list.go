@@ -54,20 +54,13 @@ func push(c *conn, t *tx, a [][]byte, left, onlyIfThere bool) {
 
 // pop is LPOP/RPOP key [count].
 func pop(c *conn, t *tx, a [][]byte, left bool) {
-	if len(a) > 2 {
-		name := "rpop"
-		if left {
-			name = "lpop"
-		}
-		c.w.err("ERR wrong number of arguments for '" + name + "' command")
-		return
+	name := "rpop"
+	if left {
+		name = "lpop"
 	}
-	n, withCount := int64(1), len(a) == 2
-	if withCount {
-		var ok bool
-		if n, ok = c.countArg(a[1]); !ok {
-			return
-		}
+	n, withCount, ok := c.popCount(a, "ERR wrong number of arguments for '"+name+"' command")
+	if !ok {
+		return
 	}
 	l, dl, fail := c.getList(t, a[0])
 	switch {
@@ -130,19 +123,23 @@ func cmdLindex(c *conn, t *tx, a [][]byte) {
 	c.w.bulk(l[i])
 }
 
-func cmdLrange(c *conn, t *tx, a [][]byte) {
+// listRange reads key a[0] as a list and the index range a[1], a[2].
+func (c *conn) listRange(t *tx, a [][]byte) (l list, dl int64, lo, hi int, fail bool) {
 	start, ok1 := parseInt(a[1])
 	stop, ok2 := parseInt(a[2])
 	if !ok1 || !ok2 {
 		c.w.err(errNotInt)
-		return
+		return nil, 0, 0, 0, true
 	}
-	l, _, fail := c.getList(t, a[0])
-	if fail {
-		return
+	l, dl, fail = c.getList(t, a[0])
+	lo, hi = rangeIndexes(start, stop, len(l))
+	return l, dl, lo, hi, fail
+}
+
+func cmdLrange(c *conn, t *tx, a [][]byte) {
+	if l, _, lo, hi, fail := c.listRange(t, a); !fail {
+		c.w.bulks(l[lo:hi])
 	}
-	lo, hi := rangeIndexes(start, stop, len(l))
-	c.w.bulks(l[lo:hi])
 }
 
 func cmdLset(c *conn, t *tx, a [][]byte) {
@@ -210,21 +207,9 @@ func cmdLrem(c *conn, t *tx, a [][]byte) {
 }
 
 func cmdLtrim(c *conn, t *tx, a [][]byte) {
-	start, ok1 := parseInt(a[1])
-	stop, ok2 := parseInt(a[2])
-	if !ok1 || !ok2 {
-		c.w.err(errNotInt)
+	l, dl, lo, hi, fail := c.listRange(t, a)
+	if fail || (l != nil && !c.putList(t, a[0], l[lo:hi], dl)) {
 		return
-	}
-	l, dl, fail := c.getList(t, a[0])
-	if fail {
-		return
-	}
-	if l != nil {
-		lo, hi := rangeIndexes(start, stop, len(l))
-		if !c.putList(t, a[0], l[lo:hi], dl) {
-			return
-		}
 	}
 	c.w.ok()
 }

@@ -95,16 +95,9 @@ func cmdScard(c *conn, t *tx, a [][]byte) {
 }
 
 func cmdSpop(c *conn, t *tx, a [][]byte) {
-	if len(a) > 2 {
-		c.w.err(errSyntax)
+	n, withCount, ok := c.popCount(a, errSyntax)
+	if !ok {
 		return
-	}
-	n, withCount := int64(1), len(a) == 2
-	if withCount {
-		var ok bool
-		if n, ok = c.countArg(a[1]); !ok {
-			return
-		}
 	}
 	s, dl, fail := c.getDict(t, a[0], kindSet)
 	switch {
@@ -196,13 +189,9 @@ func cmdSmove(c *conn, t *tx, a [][]byte) {
 // setAlgebra is SINTER, SUNION and SDIFF of keys, answered, or stored at
 // dst (when not nil) and counted.
 func setAlgebra(c *conn, t *tx, op string, keys [][]byte, dst []byte) {
-	sets := make([]*dict, len(keys))
-	for i, k := range keys {
-		s, _, fail := c.getDict(t, k, kindSet)
-		if fail {
-			return
-		}
-		sets[i] = s
+	sets, ok := c.getSets(t, keys)
+	if !ok {
+		return
 	}
 	out := newDict(0)
 	switch op {
@@ -232,6 +221,19 @@ func setAlgebra(c *conn, t *tx, op string, keys [][]byte, dst []byte) {
 	if c.putDict(t, dst, out, kindSet, 0) {
 		c.w.int(int64(out.len()))
 	}
+}
+
+// getSets reads keys as sets (absent ones empty).
+func (c *conn) getSets(t *tx, keys [][]byte) ([]*dict, bool) {
+	sets := make([]*dict, len(keys))
+	for i, k := range keys {
+		s, _, fail := c.getDict(t, k, kindSet)
+		if fail {
+			return nil, false
+		}
+		sets[i] = s
+	}
+	return sets, true
 }
 
 func inAll(m string, sets []*dict) bool {
@@ -274,13 +276,9 @@ func cmdSintercard(c *conn, t *tx, a [][]byte) {
 		c.w.err(errSyntax)
 		return
 	}
-	sets := make([]*dict, len(keys))
-	for i, k := range keys {
-		s, _, fail := c.getDict(t, k, kindSet)
-		if fail {
-			return
-		}
-		sets[i] = s
+	sets, ok := c.getSets(t, keys)
+	if !ok {
+		return
 	}
 	card := int64(0)
 	for _, m := range sets[0].keys {

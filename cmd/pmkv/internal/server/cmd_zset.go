@@ -222,16 +222,9 @@ func zrank(c *conn, t *tx, a [][]byte, rev bool) {
 
 // zpop is ZPOPMIN/ZPOPMAX key [count].
 func zpop(c *conn, t *tx, a [][]byte, max bool) {
-	if len(a) > 2 {
-		c.w.err(errSyntax)
+	n, withCount, ok := c.popCount(a, errSyntax)
+	if !ok {
 		return
-	}
-	n, withCount := int64(1), len(a) == 2
-	if withCount {
-		var ok bool
-		if n, ok = c.countArg(a[1]); !ok {
-			return
-		}
 	}
 	z, dl, fail := c.getZSet(t, a[0])
 	if fail {

@@ -151,6 +151,20 @@ func (c *conn) countArg(b []byte) (int64, bool) {
 	return n, true
 }
 
+// popCount parses the optional count of LPOP/RPOP/SPOP/ZPOPMIN/ZPOPMAX
+// key [count] (1 without it); tooMany is the error for more arguments.
+func (c *conn) popCount(a [][]byte, tooMany string) (n int64, withCount, ok bool) {
+	if len(a) > 2 {
+		c.w.err(tooMany)
+		return 0, false, false
+	}
+	if len(a) < 2 {
+		return 1, false, true
+	}
+	n, ok = c.countArg(a[1])
+	return n, true, ok
+}
+
 // parseScore parses a score as Redis's strtod does (inf, -inf; no NaN).
 func parseScore(b []byte) (float64, bool) {
 	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
