@@ -120,6 +120,8 @@ func TestServeHashes(t *testing.T) {
 	require.Equal(t, uint64(0), cur)
 	require.Equal(t, []string{"f3", "13", "f4", "5.5"}, keys)
 	require.Equal(t, "hash", c.Type(ctx, "h").Val())
+	require.Positive(t, c.MemoryUsage(ctx, "h").Val())
+	require.ErrorIs(t, c.MemoryUsage(ctx, "nokey").Err(), redis.Nil)
 	require.EqualError(t, c.Get(ctx, "h").Err(), wrongType)
 	require.EqualError(t, c.LPush(ctx, "h", "x").Err(), wrongType)
 	c.Set(ctx, "s", "x", 0)
@@ -302,4 +304,27 @@ func TestServeSort(t *testing.T) {
 	require.EqualError(t, c.Sort(ctx, "s", &redis.Sort{}).Err(), "ERR One or more scores can't be converted into double")
 	require.Equal(t, []string{"a", "b"}, c.Sort(ctx, "s", &redis.Sort{Alpha: true}).Val())
 	require.EqualError(t, c.Sort(ctx, "o_1", &redis.Sort{}).Err(), wrongType)
+}
+
+func TestServeSortedSetOps(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	c.ZAdd(ctx, "a", redis.Z{Score: 1, Member: "x"}, redis.Z{Score: 2, Member: "y"})
+	c.ZAdd(ctx, "b", redis.Z{Score: 10, Member: "y"}, redis.Z{Score: 20, Member: "z"})
+	c.SAdd(ctx, "s", "y", "w")
+	require.Equal(t, []redis.Z{{Score: 1, Member: "x"}, {Score: 22, Member: "y"}, {Score: 40, Member: "z"}},
+		c.ZUnionWithScores(ctx, redis.ZStore{Keys: []string{"a", "b"}, Weights: []float64{1, 2}, Aggregate: "sum"}).Val())
+	require.Equal(t, []redis.Z{{Score: 10, Member: "y"}}, c.ZInterWithScores(ctx, &redis.ZStore{Keys: []string{"a", "b"}, Aggregate: "MAX"}).Val())
+	require.Equal(t, []string{"x"}, c.ZDiff(ctx, "a", "b").Val())
+	require.Equal(t, int64(1), c.ZInterCard(ctx, 0, "a", "s").Val())
+	require.Equal(t, int64(4), c.ZUnionStore(ctx, "u", &redis.ZStore{Keys: []string{"a", "b", "s"}}).Val())
+	require.Equal(t, 13.0, c.ZScore(ctx, "u", "y").Val(), "a set's member scores 1")
+	require.Equal(t, int64(1), c.ZInterStore(ctx, "i", &redis.ZStore{Keys: []string{"a", "s"}}).Val())
+	require.Equal(t, int64(0), c.ZDiffStore(ctx, "i", "a", "a").Val())
+	require.Equal(t, int64(0), c.Exists(ctx, "i").Val())
+	require.EqualError(t, c.Do(ctx, "ZUNION", "0", "a").Err(), "ERR at least 1 input key is needed for 'zunion' command")
+	c.Set(ctx, "str", "v", 0)
+	require.EqualError(t, c.ZUnion(ctx, redis.ZStore{Keys: []string{"a", "str"}}).Err(), wrongType)
 }
