@@ -102,6 +102,7 @@ type crashModel struct {
 	acked    map[string]string
 	inflight *crashOp
 	flying   map[int]*crashOp // the concurrent tests' clients' operations in flight (crashconc_test.go)
+	workers  int              // WorkersPerDevice when not 1 (crashconc_test.go)
 	fs       *memDir          // the workload's disk
 	disk     *memDir          // the disk of the machine a crash image is taken of
 	segSize  int64            // 0: crashSegSize (the poison tests' are larger)
@@ -187,7 +188,9 @@ func crashCheck(b broken, m *crashModel) func(*crash.Image) error {
 		fs := parent.clone()
 		m.disk = fs
 		defer func() { m.disk = parent }()
-		s, err := Open(crashOptions(img.Region, fs, b))
+		o := crashOptions(img.Region, fs, b)
+		o.WorkersPerDevice = max(o.WorkersPerDevice, m.workers)
+		s, err := Open(o)
 		if err != nil {
 			return fmt.Errorf("recovery: %w", err)
 		}

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // simulator's seeded scheduler interleaves them at every persist
 // operation and each goroutine's fence makes only its own flushes durable
 // (SFENCE is per core). Each client puts, deletes and applies batches on
-// keys of its own; after every crash the check recovers and requires each
+// keys of its own (and, in one test, takes a checkpoint or runs GC); after every crash the check recovers and requires each
 // key to hold its last acknowledged value or one in flight, Check to
 // pass, and a new put to win (crashCheck).
 
@@ -59,6 +60,7 @@ func concWorkload(scripts [][]crashOp, b broken, m *crashModel) func(*crash.Run)
 		m.fs = newMemDir()
 		m.disk = m.fs
 		o := crashOptions(w.Region, m.fs, b)
+		o.WorkersPerDevice = max(o.WorkersPerDevice, m.workers)
 		o.ExpireInterval = -1 // no timer decides what runs
 		o.threads = &threads{spawn: func(fn func()) { w.Go(func() error { fn(); return nil }) }, yield: w.Yield}
 		s, err := Open(o)
@@ -103,6 +105,10 @@ func concClient(w *crash.Run, s *Store, c int, ops []crashOp, m *crashModel) err
 				}
 			}
 			err = s.Apply(&bt)
+		case 3:
+			err = s.Checkpoint()
+		case 4:
+			_, err = s.GC()
 		}
 		if err != nil {
 			return fmt.Errorf("client %d op %d: %w", c, i, err)
@@ -128,10 +134,17 @@ func concConfig(seed uint64, schedules int) crash.Config {
 	return cfg
 }
 
-func concScripts(seed uint64, n int) [][]crashOp {
+// concScripts are the clients' scripts; with upkeep, client 0 takes a
+// checkpoint and client 1 runs a GC pass halfway through theirs, beside
+// the other's writes.
+func concScripts(seed uint64, n int, upkeep bool) [][]crashOp {
 	var out [][]crashOp
 	for c := range concClients {
-		out = append(out, concOps(seed, c, n))
+		ops := concOps(seed, c, n)
+		if upkeep {
+			ops = slices.Insert(ops, n/2, crashOp{kind: 3 + c%2})
+		}
+		out = append(out, ops)
 	}
 	return out
 }
@@ -140,19 +153,25 @@ func concScripts(seed uint64, n int) [][]crashOp {
 // the default, and dedicated workers), the store's goroutines scheduled
 // by the simulator: no acknowledged write lost or torn after any crash.
 func TestCrashConcurrent(t *testing.T) {
-	n, schedules := 6, 4
+	n, schedules := 6, 3
 	if testing.Short() {
 		n, schedules = 4, 2
 	}
-	for _, v := range pathVariants {
-		t.Run(v.name, func(t *testing.T) {
-			m := &crashModel{}
-			b := broken{workers: v.workers, unfencedMax: 3 * entrySize}
-			rep := crash.Test(t, concConfig(1, schedules), concWorkload(concScripts(1, n), b, m), crashCheck(b, m))
-			require.Equal(t, schedules, rep.Schedules)
-			require.GreaterOrEqual(t, rep.Threads, 1+concClients+1, "the clients and the store's goroutines ran as threads")
-		})
+	run := func(t *testing.T, v pathVariant, workers int, upkeep bool) {
+		m := &crashModel{workers: workers}
+		b := broken{workers: v.workers, unfencedMax: 3 * entrySize}
+		rep := crash.Test(t, concConfig(1, schedules), concWorkload(concScripts(1, n, upkeep), b, m), crashCheck(b, m))
+		require.Equal(t, schedules, rep.Schedules)
+		// The workload's goroutine, the clients, a writer per worker,
+		// the merger, the cleaner and the expirer.
+		require.Equal(t, 1+concClients+crashDevs*workers+3, rep.Threads, "the clients and the store's goroutines ran as threads")
 	}
+	for _, v := range pathVariants {
+		t.Run(v.name, func(t *testing.T) { run(t, v, 1, false) })
+	}
+	// Two workers per device, a checkpoint and a GC pass beside the
+	// writes.
+	t.Run("2-per-device+checkpoint+gc", func(t *testing.T) { run(t, pathVariants[0], 2, true) })
 }
 
 // TestCrashConcurrentBroken: sharedFence (a writer acknowledges on
@@ -170,7 +189,7 @@ func TestCrashConcurrentBroken(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			b := broken{sharedFence: true, workers: v.workers, unfencedMax: 3 * entrySize}
 			m := &crashModel{}
-			rep, err := crash.Check(concConfig(1, crash.DefaultSchedules), concWorkload(concScripts(1, 6), b, m), crashCheck(b, m))
+			rep, err := crash.Check(concConfig(1, crash.DefaultSchedules), concWorkload(concScripts(1, 6, false), b, m), crashCheck(b, m))
 			require.NoError(t, err)
 			require.True(t, rep.Failed(), "the concurrent model did not catch a writer acknowledging on another writer's fence")
 			t.Logf("caught after %d schedules: %s", rep.Schedules, rep.Failures[0].Summary())
