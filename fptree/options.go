@@ -62,7 +62,7 @@ func (o *Options) Validate() error {
 	case o.Offset < 0 || o.Offset%64 != 0:
 		return fmt.Errorf("%w: Offset %d is not a non-negative multiple of 64", ErrInvalid, o.Offset)
 	case o.Size < 0:
-		return fmt.Errorf("%w: Size %d is negative", ErrInvalid, o.Size)
+		return fmt.Errorf("%w: Size %d is negative: want 0 (the rest of the region, or what the header says) or a byte count", ErrInvalid, o.Size)
 	case o.Leaves < 0 || o.Leaves == 1 || uint64(o.Leaves) > MaxLeaves:
 		return fmt.Errorf("%w: Leaves %d: want 0 (as many as fit) or 2 to %d", ErrInvalid, o.Leaves, uint64(MaxLeaves))
 	case o.LeafSlots != 0 && (o.LeafSlots < MinLeafSlots || o.LeafSlots > MaxLeafSlots):

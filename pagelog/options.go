@@ -175,11 +175,11 @@ func (o *Options) Validate() error {
 	case o.PageSize < 0 || o.PageSize != 0 && (o.PageSize < MinPageSize || o.PageSize > MaxPageSize || o.PageSize%MinPageSize != 0):
 		return fmt.Errorf("%w: page size %d: want a multiple of %d from %d to %d", ErrPageSize, o.PageSize, MinPageSize, MinPageSize, MaxPageSize)
 	case o.Pages < 0:
-		return fmt.Errorf("%w: Pages %d is negative", ErrInvalid, o.Pages)
+		return fmt.Errorf("%w: Pages %d is negative: want 0 (as many as fit) or more", ErrInvalid, o.Pages)
 	case o.Offset < 0 || o.Offset%areaAlign != 0:
 		return fmt.Errorf("%w: Offset %d: want a multiple of %d", ErrInvalid, o.Offset, areaAlign)
 	case o.Slots < 0:
-		return fmt.Errorf("%w: Slots %d is negative", ErrInvalid, o.Slots)
+		return fmt.Errorf("%w: Slots %d is negative: want 0 (Pages+DefaultSpares) or more than Pages, at most %d", ErrInvalid, o.Slots, MaxSlots)
 	case o.Slots > MaxSlots:
 		return fmt.Errorf("%w: Slots %d exceeds %d", ErrInvalid, o.Slots, MaxSlots)
 	case o.Pages > 0 && o.Slots > 0 && o.Slots <= o.Pages:

@@ -50,7 +50,7 @@ func NewSimulated(mem []byte, mode Mode, d Domain, opts *Options) (*Region, erro
 	counters := opts != nil && opts.Counters
 	if opts != nil {
 		if opts.MovntThreshold < 0 {
-			return nil, fmt.Errorf("%w: MovntThreshold %d is negative", ErrInvalid, opts.MovntThreshold)
+			return nil, fmt.Errorf("%w: MovntThreshold %d is negative: want 0 (the default) or a size in bytes", ErrInvalid, opts.MovntThreshold)
 		}
 		if opts.MovntThreshold > 0 {
 			c.ntMin = opts.MovntThreshold

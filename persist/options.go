@@ -163,7 +163,7 @@ func (o *Options) Validate() error {
 	}
 	switch {
 	case o.Size < 0:
-		return fmt.Errorf("%w: Size %d is negative", ErrInvalid, o.Size)
+		return fmt.Errorf("%w: Size %d is negative: want a byte count (0 when opening: the file's size)", ErrInvalid, o.Size)
 	case int64(int(o.Size)) != o.Size:
 		return fmt.Errorf("%w: Size %d does not fit in an int", ErrInvalid, o.Size)
 	case o.Exclusive && !o.Create:
@@ -171,7 +171,7 @@ func (o *Options) Validate() error {
 	case o.ReadOnly && o.Create:
 		return fmt.Errorf("%w: ReadOnly and Create exclude each other", ErrInvalid)
 	case o.MovntThreshold < 0:
-		return fmt.Errorf("%w: MovntThreshold %d is negative", ErrInvalid, o.MovntThreshold)
+		return fmt.Errorf("%w: MovntThreshold %d is negative: want 0 (the default) or a size in bytes", ErrInvalid, o.MovntThreshold)
 	case o.Flush > FlushCLFLUSH:
 		return fmt.Errorf("%w: unknown flush instruction %d: want FlushAuto (0), FlushCLWB (1), FlushCLFLUSHOPT (2) or FlushCLFLUSH (3)", ErrInvalid, o.Flush)
 	case o.Flush != FlushAuto && !o.Flush.supported():

@@ -117,7 +117,7 @@ func (o *Options) Validate() error {
 	case o.Align != 0 && o.Align != 8 && o.Align != 64 && o.Align != 256:
 		return fmt.Errorf("%w: Align %d: want 8, 64 or 256", ErrInvalid, o.Align)
 	case o.Chunk < 0:
-		return fmt.Errorf("%w: Chunk %d is negative", ErrInvalid, o.Chunk)
+		return fmt.Errorf("%w: Chunk %d is negative: want 0 (DefaultChunk) or a byte count", ErrInvalid, o.Chunk)
 	case o.MaxBatch < 0 || o.MaxBatch > MaxBatchLimit:
 		return fmt.Errorf("%w: MaxBatch %d: want 1..%d (0 for the default)", ErrInvalid, o.MaxBatch, MaxBatchLimit)
 	case o.Checkpoint != nil && !o.Wrap:
