@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -173,12 +172,6 @@ func (e *encoder) bytes(p []byte) {
 
 func (e *encoder) score(f float64) {
 	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(f))
-}
-
-// sizeOf is the encoded size of elements of these lengths (an upper
-// bound used to check the value limit before building it).
-func sizeOf(n int, lens int) int64 {
-	return int64(3+binary.MaxVarintLen64) + int64(n)*binary.MaxVarintLen64 + int64(lens)
 }
 
 // A list is its elements in order.
@@ -410,9 +403,6 @@ func formatScore(f float64) string {
 	}
 	return strconv.FormatFloat(f, 'g', 17, 64)
 }
-
-// errorsIsBad reports a value that does not decode.
-func errorsIsBad(err error) bool { return errors.Is(err, errBadValue) }
 
 // encodingLimits are the thresholds under which Redis keeps a small
 // encoding (its CONFIG settings of the same names).
