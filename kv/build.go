@@ -66,12 +66,13 @@ func (p *parts) key(i int, e *slot, buf []byte) []byte {
 	return append(buf, p.tails[i][off:off+uint64(e.klen)-keyPrefix]...)
 }
 
-// partition files a checkpoint's entries by shard, in GOMAXPROCS ranges
-// at once (on sem, counted in wg); an entry whose segment was cleaned
-// since is stale: GC re-appended it after the checkpoint, the replay has
-// it.
-func (s *Store) partition(recs []krec, sem chan struct{}, wg *sync.WaitGroup) []*parts {
-	n := min(cap(sem), max(1, len(recs)/4096))
+// partition files a checkpoint's entries by shard, in up to GOMAXPROCS
+// ranges of its buckets at once (on sem, counted in wg); the ranges keep
+// the file's order. An entry whose segment was cleaned since is stale:
+// GC re-appended it after the checkpoint, the replay has it.
+func (s *Store) partition(ck *ckView, sem chan struct{}, wg *sync.WaitGroup) []*parts {
+	nb := 1 << ck.bits
+	n := min(cap(sem), max(1, ck.count/4096), nb)
 	out := make([]*parts, n)
 	for k := range n {
 		out[k] = newParts(len(s.idx.shards))
@@ -80,16 +81,23 @@ func (s *Store) partition(recs []krec, sem chan struct{}, wg *sync.WaitGroup) []
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			for _, r := range recs[k*len(recs)/n : (k+1)*len(recs)/n] {
-				// (A segment whose header was zeroed under the entry keeps
-				// it: its key reads ErrCorrupt, media.go.)
-				if s.dataSeg(int(r.l.dev), int(r.l.seg), r.l.epoch) != nil || s.zeroedRef(int(r.l.dev), int(r.l.seg)) != nil {
-					out[k].add(s.idx, r.key, r.l)
+			for p := ck.span(k*nb/n, (k+1)*nb/n); len(p) > 0; {
+				key, l, rest, _ := nextCkEntry(p) // (checked whole by decodeCheckpoint)
+				p = rest
+				if s.ckLive(l) {
+					out[k].add(s.idx, key, l)
 				}
 			}
 		}()
 	}
 	return out
+}
+
+// ckLive: a checkpoint's entry l still names its record — its data
+// segment has l's epoch, or lost its header to zeroing under the entry
+// (its key then reads ErrCorrupt, media.go).
+func (s *Store) ckLive(l loc) bool {
+	return s.dataSeg(int(l.dev), int(l.seg), l.epoch) != nil || s.zeroedRef(int(l.dev), int(l.seg)) != nil
 }
 
 // build fills the index from srcs (the checkpoint's entries and the

@@ -14,15 +14,25 @@ import (
 
 // A checkpoint file (CheckpointDir/ckpt-<seq>.kcp) is, little-endian:
 //
-//	 0  the 64-byte pmheader line: magic "braidKCP", Size = chains,
-//	    Stride = chainSize, Count = entries, Aux = store id
+//	 0  the 64-byte pmheader line: magic "braidKCP", Flags =
+//	    ckptFlagBuckets, Size = chains, Stride = chainSize, Count =
+//	    entries, Aux = store id
 //	64  u64 seq, u64 max serial, u64 floor (every serial below it had
 //	    completed), u64 last epoch
-//	96  chains × 32 B: u16 dev, u16 owner, u32 metadata segment, u64 its
-//	    epoch, u32 offset, u32 data segment, u64 its epoch
-//	    entries: u16 key length, u16 dev, u32 value length | tombstone,
-//	    u32 segment, u32 offset, u32 CRC, u64 epoch, u64 serial, key
+//	96  chains × 40 B: u16 dev, u16 owner, u32 metadata segment, u64 its
+//	    epoch, u32 offset, u32 data segment, u64 its epoch, u32 its offset
+//	    u64 bucket bits B (bucketBits of the entry count)
+//	    the directory, 2^B + 1 u64: bucket b's entries are bytes dir[b] to
+//	    dir[b+1] of the entries (dir[0] = 0, dir[2^B] = their length)
+//	    entries, grouped by bucket (the top B bits of the CRC-32C of the
+//	    key): u16 key length, u16 dev, u32 value length | tombstone, u32
+//	    segment, u32 offset, u32 CRC, u64 epoch, u64 serial, key
 //	end u32 CRC-32C of bytes 64..end
+//
+// The directory lets a lookup read one bucket of a checkpoint instead of
+// loading it (Reader, reader.go), and a load split the entries among
+// goroutines by bucket. A checkpoint without the flag (written before the
+// directory) has neither B nor the directory: it reads as one bucket.
 const (
 	ckptFixed   = 32
 	chainSize   = 40
@@ -32,8 +42,14 @@ const (
 	// keepCheckpoints: the newest and the one before it, so that a
 	// damaged newest one falls back to a complete older one.
 	keepCheckpoints = 2
+
+	ckptFlagBuckets = 1  // pmheader flag: the file has bucket bits and a directory
+	ckBucketLoad    = 32 // entries per bucket a checkpoint aims at
+	maxBucketBits   = 26
 )
 
+// checkpoint is what a checkpoint says besides its entries; recs are
+// the entries to encode (tests give them; Checkpoint walks the index).
 type checkpoint struct {
 	seq       uint64
 	maxSerial uint64
@@ -51,23 +67,53 @@ type ckptInfo struct {
 	chains []chainPos
 }
 
-func encodeCheckpoint(c *checkpoint, storeID uint64) []byte {
-	n := 0
-	for _, r := range c.recs {
-		n += ckEntrySize + len(r.key)
+// bucketBits is the directory size of a checkpoint of n entries: the
+// fewest bits that leave at most ckBucketLoad entries a bucket on
+// average.
+func bucketBits(n int) int {
+	b := 0
+	for b < maxBucketBits && n>>b > ckBucketLoad {
+		b++
 	}
-	b := encodeCheckpointHead(c, len(c.recs), storeID, n)
-	for _, r := range c.recs {
-		b = appendCkEntry(b, r.key, r.l)
-	}
-	return encodeCheckpointEnd(b)
+	return b
 }
 
-// encodeCheckpointHead starts a checkpoint of entries index entries (of
-// entryBytes bytes): the header line, the fixed part and the chains.
-func encodeCheckpointHead(c *checkpoint, entries int, storeID uint64, entryBytes int) []byte {
-	n := pmheader.Size + ckptFixed + len(c.chains)*chainSize
-	b := make([]byte, n, n+entryBytes+4)
+// ckBucket is key's bucket in a directory of bits bits.
+func ckBucket(key []byte, bits int) int {
+	return int(uint64(persist.CRC32C(key)) >> (32 - bits))
+}
+
+// encodeCheckpoint encodes c with its recs (tests, the fuzzer).
+func encodeCheckpoint(c *checkpoint, storeID uint64) []byte {
+	b, err := encodeCheckpointWalk(c, storeID, len(c.recs), func(fn func([]byte, loc)) {
+		for _, r := range c.recs {
+			fn(r.key, r.l)
+		}
+	})
+	if err != nil {
+		panic(err) // (recs do not change between the walks)
+	}
+	return b
+}
+
+// encodeCheckpointWalk encodes c with the entries walk gives, entries of
+// them: it walks them twice, once to size the buckets, once to place
+// each entry in its bucket. The walks must give the same entries (the
+// index does not change under a checkpoint: s.ops is held).
+func encodeCheckpointWalk(c *checkpoint, storeID uint64, entries int, walk func(fn func(key []byte, l loc))) ([]byte, error) {
+	bits := bucketBits(entries)
+	nb := 1 << bits
+	dir := make([]uint64, nb+1) // bucket b's bytes, then where b starts
+	n := 0
+	walk(func(k []byte, _ loc) { dir[ckBucket(k, bits)+1] += uint64(ckEntrySize + len(k)); n++ })
+	if n != entries {
+		return nil, fmt.Errorf("kv: checkpoint of %d entries found %d in the index", entries, n)
+	}
+	for i := 1; i <= nb; i++ {
+		dir[i] += dir[i-1]
+	}
+	head := pmheader.Size + ckptFixed + len(c.chains)*chainSize + 8 + 8*(nb+1)
+	b := make([]byte, head+int(dir[nb])+4)
 	putCheckpointLine(b, len(c.chains), entries, storeID)
 	p := b[pmheader.Size:]
 	le := binary.LittleEndian
@@ -77,48 +123,112 @@ func encodeCheckpointHead(c *checkpoint, entries int, storeID uint64, entryBytes
 	le.PutUint64(p[24:], c.lastEpoch)
 	p = p[ckptFixed:]
 	for _, ch := range c.chains {
-		le.PutUint16(p, uint16(ch.dev))
-		le.PutUint16(p[2:], uint16(ch.owner))
-		le.PutUint32(p[4:], uint32(ch.metaSeg))
-		le.PutUint64(p[8:], ch.metaEpoch)
-		le.PutUint32(p[16:], uint32(ch.off))
-		le.PutUint32(p[20:], uint32(ch.dataSeg))
-		le.PutUint64(p[24:], ch.dataEpoch)
-		le.PutUint32(p[32:], uint32(ch.dataOff))
+		putChain(p, ch)
 		p = p[chainSize:]
 	}
-	return b
+	le.PutUint64(p, uint64(bits))
+	for i, o := range dir {
+		le.PutUint64(p[8+8*i:], o)
+	}
+	ents := b[head : len(b)-4]
+	cur := slices.Clone(dir[:nb])
+	bad := false
+	walk(func(k []byte, l loc) {
+		bk := ckBucket(k, bits)
+		if bad || cur[bk]+uint64(ckEntrySize+len(k)) > dir[bk+1] {
+			bad = true
+			return
+		}
+		putCkEntry(ents[cur[bk]:], k, l)
+		cur[bk] += uint64(ckEntrySize + len(k))
+	})
+	if bad || !slices.Equal(cur, dir[1:]) {
+		return nil, fmt.Errorf("kv: the index changed under a checkpoint")
+	}
+	le.PutUint32(b[len(b)-4:], persist.CRC32C(b[pmheader.Size:len(b)-4]))
+	return b, nil
+}
+
+func putChain(p []byte, ch chainPos) {
+	le := binary.LittleEndian
+	le.PutUint16(p, uint16(ch.dev))
+	le.PutUint16(p[2:], uint16(ch.owner))
+	le.PutUint32(p[4:], uint32(ch.metaSeg))
+	le.PutUint64(p[8:], ch.metaEpoch)
+	le.PutUint32(p[16:], uint32(ch.off))
+	le.PutUint32(p[20:], uint32(ch.dataSeg))
+	le.PutUint64(p[24:], ch.dataEpoch)
+	le.PutUint32(p[32:], uint32(ch.dataOff))
 }
 
 // putCheckpointLine writes a checkpoint's header line.
 func putCheckpointLine(b []byte, chains, entries int, storeID uint64) {
-	f := pmheader.Fields{Size: uint32(chains), Stride: chainSize, Count: uint64(entries), Aux: storeID}
+	f := pmheader.Fields{Flags: ckptFlagBuckets, Size: uint32(chains), Stride: chainSize, Count: uint64(entries), Aux: storeID}
 	pmheader.Encode(b, &f)
 	binary.LittleEndian.PutUint64(b, ckptKind.Magic)
 }
 
-// appendCkEntry appends one index entry to a checkpoint.
-func appendCkEntry(b, key []byte, l loc) []byte {
+// putCkEntry writes one index entry of a checkpoint at b.
+func putCkEntry(b, key []byte, l loc) {
 	le := binary.LittleEndian
-	b = le.AppendUint16(b, l.klen)
-	b = le.AppendUint16(b, l.dev)
-	b = le.AppendUint32(b, l.vlen)
-	b = le.AppendUint32(b, l.seg)
-	b = le.AppendUint32(b, l.off)
-	b = le.AppendUint32(b, l.crc)
-	b = le.AppendUint64(b, l.epoch)
-	b = le.AppendUint64(b, l.serial)
-	return append(b, key...)
+	le.PutUint16(b, l.klen)
+	le.PutUint16(b[2:], l.dev)
+	le.PutUint32(b[4:], l.vlen)
+	le.PutUint32(b[8:], l.seg)
+	le.PutUint32(b[12:], l.off)
+	le.PutUint32(b[16:], l.crc)
+	le.PutUint64(b[20:], l.epoch)
+	le.PutUint64(b[28:], l.serial)
+	copy(b[ckEntrySize:], key)
 }
 
-// encodeCheckpointEnd appends the CRC of everything after the header.
-func encodeCheckpointEnd(b []byte) []byte {
-	return binary.LittleEndian.AppendUint32(b, persist.CRC32C(b[pmheader.Size:]))
+// nextCkEntry decodes the entry p starts with: its key (p's bytes), its
+// location and the bytes after it; !ok when it is cut short or malformed.
+func nextCkEntry(p []byte) (key []byte, l loc, rest []byte, ok bool) {
+	if len(p) < ckEntrySize {
+		return nil, loc{}, nil, false
+	}
+	le := binary.LittleEndian
+	l = loc{klen: le.Uint16(p), dev: le.Uint16(p[2:]), vlen: le.Uint32(p[4:]), seg: le.Uint32(p[8:]), off: le.Uint32(p[12:]),
+		crc: le.Uint32(p[16:]), epoch: le.Uint64(p[20:]), serial: le.Uint64(p[28:])}
+	n := ckEntrySize + int(l.klen)
+	if l.klen == 0 || len(p) < n || l.serial == 0 {
+		return nil, loc{}, nil, false
+	}
+	return p[ckEntrySize:n:n], l, p[n:], true
 }
 
-// decodeCheckpoint checks and decodes a checkpoint file: another kind of
-// file or another store's is ErrBadFormat, a damaged one ErrCorrupt.
-func decodeCheckpoint(b []byte, storeID uint64) (*checkpoint, error) {
+// ckView is a checkpoint file checked whole (decodeCheckpoint): what it
+// says besides its entries, decoded; the entries left in place, to be
+// walked (each, partition) or probed (find).
+type ckView struct {
+	checkpoint
+	count int
+	bits  int
+	dir   []byte // 2^bits + 1 u64
+	ents  []byte
+}
+
+// span is where buckets lo..hi-1 lie in v.ents.
+func (v *ckView) span(lo, hi int) []byte {
+	le := binary.LittleEndian
+	return v.ents[le.Uint64(v.dir[8*lo:]):le.Uint64(v.dir[8*hi:])]
+}
+
+// each calls fn with every entry, in file order.
+func (v *ckView) each(fn func(key []byte, l loc)) {
+	for p := v.ents; len(p) > 0; {
+		k, l, rest, _ := nextCkEntry(p)
+		fn(k, l)
+		p = rest
+	}
+}
+
+// decodeCheckpoint checks a checkpoint file whole — its checksum, its
+// fields, its directory and every entry, each in its key's bucket — and
+// decodes all but its entries: another kind of file or another store's
+// is ErrBadFormat, a damaged one ErrCorrupt.
+func decodeCheckpoint(b []byte, storeID uint64) (*ckView, error) {
 	if len(b) < pmheader.Size+ckptFixed+4 {
 		return nil, fmt.Errorf("%w: checkpoint of %d bytes, shorter than its fixed part (%d)", ErrCorrupt, len(b), pmheader.Size+ckptFixed+4)
 	}
@@ -140,32 +250,78 @@ func decodeCheckpoint(b []byte, storeID uint64) (*checkpoint, error) {
 	if f.Stride != chainSize || uint64(f.Size) > uint64(len(body)-ckptFixed)/chainSize || f.Count > uint64(len(body))/ckEntrySize {
 		return nil, fmt.Errorf("%w: checkpoint header says %d chains of %d bytes and %d entries in %d bytes", ErrCorrupt, f.Size, f.Stride, f.Count, len(body))
 	}
-	c := &checkpoint{seq: le.Uint64(body), maxSerial: le.Uint64(body[8:]), floor: le.Uint64(body[16:]), lastEpoch: le.Uint64(body[24:])}
+	v := &ckView{checkpoint: checkpoint{seq: le.Uint64(body), maxSerial: le.Uint64(body[8:]), floor: le.Uint64(body[16:]), lastEpoch: le.Uint64(body[24:])}, count: int(f.Count)}
 	p := body[ckptFixed:]
 	for range f.Size {
-		c.chains = append(c.chains, chainPos{
+		v.chains = append(v.chains, chainPos{
 			dev: int(le.Uint16(p)), owner: int(le.Uint16(p[2:])), metaSeg: int(le.Uint32(p[4:])), metaEpoch: le.Uint64(p[8:]),
 			off: int(le.Uint32(p[16:])), dataSeg: int(le.Uint32(p[20:])), dataEpoch: le.Uint64(p[24:]), dataOff: int(le.Uint32(p[32:])),
 		})
 		p = p[chainSize:]
 	}
-	c.recs = make([]krec, 0, f.Count)
-	for i := range f.Count {
-		if len(p) < ckEntrySize {
-			return nil, fmt.Errorf("%w: checkpoint entry %d of %d is cut short", ErrCorrupt, i, f.Count)
-		}
-		l := loc{klen: le.Uint16(p), dev: le.Uint16(p[2:]), vlen: le.Uint32(p[4:]), seg: le.Uint32(p[8:]), off: le.Uint32(p[12:]),
-			crc: le.Uint32(p[16:]), epoch: le.Uint64(p[20:]), serial: le.Uint64(p[28:])}
-		if l.klen == 0 || len(p) < ckEntrySize+int(l.klen) || l.serial == 0 || l.serial > c.maxSerial {
-			return nil, fmt.Errorf("%w: checkpoint entry %d of %d is malformed", ErrCorrupt, i, f.Count)
-		}
-		c.recs = append(c.recs, krec{key: p[ckEntrySize : ckEntrySize+int(l.klen) : ckEntrySize+int(l.klen)], l: l})
-		p = p[ckEntrySize+int(l.klen):]
+	if err := v.directory(p, f.Flags&ckptFlagBuckets != 0); err != nil {
+		return nil, err
 	}
-	if len(p) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the checkpoint's last entry", ErrCorrupt, len(p))
+	return v, v.check()
+}
+
+// directory reads the bucket bits and the directory that start p, when
+// the file has them (buckets), else makes the one bucket of an older
+// checkpoint; the entries are what follows.
+func (v *ckView) directory(p []byte, buckets bool) error {
+	le := binary.LittleEndian
+	if !buckets {
+		v.ents = p
+		v.dir = le.AppendUint64(le.AppendUint64(nil, 0), uint64(len(p)))
+		return nil
 	}
-	return c, nil
+	if len(p) < 8 {
+		return fmt.Errorf("%w: checkpoint ends before its bucket bits", ErrCorrupt)
+	}
+	bits := le.Uint64(p)
+	if bits != uint64(bucketBits(v.count)) {
+		return fmt.Errorf("%w: checkpoint of %d entries says %d bucket bits, want %d", ErrCorrupt, v.count, bits, bucketBits(v.count))
+	}
+	v.bits = int(bits)
+	n := 8 * ((1 << v.bits) + 1)
+	if len(p)-8 < n {
+		return fmt.Errorf("%w: checkpoint ends inside its directory of %d buckets", ErrCorrupt, 1<<v.bits)
+	}
+	v.dir, v.ents = p[8:8+n], p[8+n:]
+	return nil
+}
+
+// check walks the directory and every entry: each bucket starts where
+// the one before ends, the last ends with the entries, every entry is
+// whole, well formed and in its key's bucket, and they are as many as the
+// header says.
+func (v *ckView) check() error {
+	le := binary.LittleEndian
+	nb := 1 << v.bits
+	if le.Uint64(v.dir) != 0 || le.Uint64(v.dir[8*nb:]) != uint64(len(v.ents)) {
+		return fmt.Errorf("%w: checkpoint directory spans %d..%d of %d entry bytes", ErrCorrupt, le.Uint64(v.dir), le.Uint64(v.dir[8*nb:]), len(v.ents))
+	}
+	n := 0
+	for bk := range nb {
+		lo, hi := le.Uint64(v.dir[8*bk:]), le.Uint64(v.dir[8*bk+8:])
+		if hi < lo || hi > uint64(len(v.ents)) {
+			return fmt.Errorf("%w: checkpoint bucket %d spans %d..%d of %d entry bytes", ErrCorrupt, bk, lo, hi, len(v.ents))
+		}
+		for p := v.ents[lo:hi]; len(p) > 0; n++ {
+			k, l, rest, ok := nextCkEntry(p)
+			if !ok || l.serial > v.maxSerial {
+				return fmt.Errorf("%w: checkpoint entry %d of %d is malformed", ErrCorrupt, n, v.count)
+			}
+			if v.bits > 0 && ckBucket(k, v.bits) != bk {
+				return fmt.Errorf("%w: checkpoint entry %d lies in bucket %d, its key's is %d", ErrCorrupt, n, bk, ckBucket(k, v.bits))
+			}
+			p = rest
+		}
+	}
+	if n != v.count {
+		return fmt.Errorf("%w: checkpoint holds %d entries, its header says %d", ErrCorrupt, n, v.count)
+	}
+	return nil
 }
 
 func ckptName(seq uint64) string { return fmt.Sprintf("%s%016x%s", ckptPrefix, seq, ckptSuffix) }
@@ -173,7 +329,7 @@ func ckptName(seq uint64) string { return fmt.Sprintf("%s%016x%s", ckptPrefix, s
 // loadCheckpoint returns the newest checkpoint whose checks hold (nil:
 // none), counting the damaged newer ones it skipped. A file of another
 // kind or store under a checkpoint's name is ErrBadFormat.
-func (s *Store) loadCheckpoint() (*checkpoint, error) {
+func (s *Store) loadCheckpoint() (*ckView, error) {
 	names, err := s.ckdir.list()
 	if err != nil {
 		return nil, fmt.Errorf("kv: checkpoint directory: %w", err)
@@ -185,8 +341,11 @@ func (s *Store) loadCheckpoint() (*checkpoint, error) {
 		}
 	}
 	slices.Sort(cks)
-	var found *checkpoint
+	var found *ckView
 	for i := len(cks) - 1; i >= 0; i-- {
+		if found != nil && s.c.lazy {
+			break // the older ones matter to GC only, which a lazy open never runs
+		}
 		b, err := s.ckdir.read(cks[i])
 		if err != nil {
 			return nil, fmt.Errorf("kv: read checkpoint %s: %w", cks[i], err)
@@ -198,10 +357,10 @@ func (s *Store) loadCheckpoint() (*checkpoint, error) {
 		if err == nil && s.rep.Created {
 			return nil, fmt.Errorf("%w: checkpoint %s in CheckpointDir, but the devices hold no store", ErrBadFormat, cks[i])
 		}
-		if err == nil && found == nil && s.validPositions(c) {
+		if err == nil && found == nil && s.validPositions(&c.checkpoint) {
 			found = c
 			s.rep.Checkpoint = cks[i]
-			s.rep.CheckpointKeys = int64(len(c.recs))
+			s.rep.CheckpointKeys = int64(c.count)
 		} else if found == nil {
 			s.rep.SkippedCheckpts++
 			continue
@@ -269,14 +428,11 @@ func (s *Store) checkpointLocked() error {
 		}
 	}
 	c.chains = append(c.chains, s.orphans...)
-	entries, _, keyB, _ := s.idx.counts()
-	b := encodeCheckpointHead(c, entries, s.storeID, entries*ckEntrySize+int(keyB))
-	n := 0
-	s.idx.each(func(k []byte, l loc) { b = appendCkEntry(b, k, l); n++ })
-	if n != entries { // (nothing changes the index here; the line says what was written)
-		putCheckpointLine(b, len(c.chains), n, s.storeID)
+	entries, _, _, _ := s.idx.counts()
+	b, err := encodeCheckpointWalk(c, s.storeID, entries, s.idx.each)
+	if err != nil {
+		return err
 	}
-	b = encodeCheckpointEnd(b)
 	name := ckptName(c.seq)
 	if err := s.ckdir.write(name, b); err != nil {
 		return fullErr("write checkpoint "+name, err)

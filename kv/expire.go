@@ -195,7 +195,7 @@ func (s *Store) TTL(key []byte) (int64, error) {
 // location.
 func (s *Store) getVersion(key []byte) ([]byte, int64, loc, error) {
 	for range maxRetries {
-		l, ok := s.idx.lookup(key)
+		l, ok := s.lookup(keyHash(key), key)
 		if !ok || l.tomb() {
 			return nil, 0, loc{}, ErrNotFound
 		}

@@ -69,7 +69,7 @@ const (
 var (
 	dataKind = segKind("braidKDS", "kv data segment")
 	metaKind = withFlags(segKind("braidKMT", "kv metadata segment"), flagDeadlines|metaFlagBatches)
-	ckptKind = segKind("braidKCP", "kv checkpoint")
+	ckptKind = withFlags(segKind("braidKCP", "kv checkpoint"), ckptFlagBuckets)
 )
 
 // metaFlagBatches (pmheader flag, metadata segments): the entries carry

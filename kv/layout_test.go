@@ -2,10 +2,13 @@ package kv
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/braid-pm/braid/internal/pmheader"
 	"github.com/braid-pm/braid/internal/structtest"
+	"github.com/braid-pm/braid/persist"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,6 +62,15 @@ func TestGolden(t *testing.T) {
 		chains: []chainPos{{dev: 1, owner: 0, metaSeg: 2, metaEpoch: 0x1234, off: 328, dataSeg: 5, dataEpoch: 0x77, dataOff: 296}},
 		recs:   []krec{{key: key, l: l}}}
 	structtest.Golden(t, "checkpoint", encodeCheckpoint(ck, 0x0123456789abcdef))
+	// A checkpoint written before the bucket directory reads as one bucket.
+	text, err := os.ReadFile("testdata/checkpoint_format1.hex")
+	require.NoError(t, err)
+	old, err := structtest.ParseDump(string(text))
+	require.NoError(t, err)
+	v, err := decodeCheckpoint(old, 0x0123456789abcdef)
+	require.NoError(t, err)
+	require.Equal(t, ck, v.decoded())
+	require.Equal(t, old, encodeFormat1(ck, 0x0123456789abcdef))
 }
 
 func TestEntryRoundTrip(t *testing.T) {
@@ -104,7 +116,7 @@ func TestCheckpointDecode(t *testing.T) {
 	b := encodeCheckpoint(ck, 77)
 	got, err := decodeCheckpoint(b, 77)
 	require.NoError(t, err)
-	require.Equal(t, ck, got)
+	require.Equal(t, ck, got.decoded())
 	_, err = decodeCheckpoint(b, 78)
 	require.ErrorIs(t, err, ErrBadFormat)
 	for i := 64; i < len(b); i++ {
@@ -119,6 +131,38 @@ func TestCheckpointDecode(t *testing.T) {
 	_, err = decodeCheckpoint(b, 77)
 	require.ErrorIs(t, err, ErrBadFormat)
 	require.ErrorContains(t, err, "pagelog")
+}
+
+// TestCheckpointBuckets: a checkpoint of more entries than a bucket holds
+// has a directory; an entry outside its key's bucket, with the checksum
+// made to hold, is ErrCorrupt (a lookup would not find it there).
+func TestCheckpointBuckets(t *testing.T) {
+	ck := &checkpoint{seq: 1, maxSerial: 500, chains: []chainPos{{metaSeg: 1, metaEpoch: 1, off: 256}}}
+	for i := range 100 {
+		l := loc{serial: uint64(i + 1), epoch: 2, seg: 1, off: 256, vlen: 5, crc: 9, klen: 6}
+		ck.recs = append(ck.recs, krec{key: fmt.Appendf(nil, "k%05d", i), l: l})
+	}
+	b := encodeCheckpoint(ck, 77)
+	v, err := decodeCheckpoint(b, 77)
+	require.NoError(t, err)
+	require.Equal(t, bucketBits(100), v.bits)
+	require.Equal(t, 2, v.bits)
+	got := map[string]loc{}
+	for _, r := range v.decoded().recs {
+		got[string(r.key)] = r.l
+	}
+	require.Len(t, got, 100)
+	for _, r := range ck.recs {
+		require.Equal(t, r.l, got[string(r.key)])
+	}
+	// Bucket 0 ends one entry later: bucket 1's first entry moves into it.
+	le := binary.LittleEndian
+	at := len(b) - 4 - len(v.ents) - len(v.dir) + 8
+	le.PutUint64(b[at:], le.Uint64(b[at:])+ckEntrySize+6)
+	le.PutUint32(b[len(b)-4:], persist.CRC32C(b[64:len(b)-4]))
+	_, err = decodeCheckpoint(b, 77)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorContains(t, err, "lies in bucket 0, its key's is 1")
 }
 
 func FuzzEntry(f *testing.F) {
@@ -160,11 +204,32 @@ func FuzzSegmentHeader(f *testing.F) {
 func FuzzCheckpoint(f *testing.F) {
 	l := loc{serial: 3, epoch: 2, seg: 1, off: 256, vlen: 5, crc: 9, klen: 2}
 	f.Add(encodeCheckpoint(&checkpoint{seq: 1, maxSerial: 3, chains: []chainPos{{off: 256}}, recs: []krec{{key: []byte("ab"), l: l}}}, 0))
+	var many checkpoint
+	for i := range 40 {
+		many.recs = append(many.recs, krec{key: fmt.Appendf(nil, "k%d", i), l: l})
+	}
+	many.maxSerial = 3
+	f.Add(encodeCheckpoint(&many, 5))
+	f.Add(encodeFormat1(&many, 5))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := decodeCheckpoint(b, 0)
 		if err != nil {
 			return
 		}
-		require.Equal(t, b, encodeCheckpoint(c, binary.LittleEndian.Uint64(b[32:])))
+		again := encodeCheckpoint(c.decoded(), binary.LittleEndian.Uint64(b[32:]))
+		if b[12]&ckptFlagBuckets != 0 {
+			require.Equal(t, b, again)
+		}
+		c2, err := decodeCheckpoint(again, 0)
+		require.NoError(t, err)
+		require.Equal(t, c.decoded(), c2.decoded())
 	})
+}
+
+// decoded is v with its entries as recs, in file order.
+func (v *ckView) decoded() *checkpoint {
+	c := v.checkpoint
+	c.recs = nil
+	v.each(func(k []byte, l loc) { c.recs = append(c.recs, krec{key: k, l: l}) })
+	return &c
 }

@@ -202,6 +202,7 @@ type config struct {
 	segments int  // per device
 	segSet   bool // SegmentSize was given
 	place    *placement
+	lazy     bool // read-only, the checkpoint probed, not loaded (reader.go)
 }
 
 // Validate checks the options without touching the devices.

@@ -45,7 +45,7 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 func (s *Store) get(key []byte) ([]byte, error) {
 	h := keyHash(key)
 	for range maxRetries {
-		l, ok := s.idx.lookupHash(h, key)
+		l, ok := s.lookup(h, key)
 		if !ok || l.tomb() {
 			return nil, ErrNotFound
 		}

@@ -88,6 +88,9 @@ func (s *Store) recover() error {
 	if ck != nil {
 		maxSerial = ck.maxSerial
 	}
+	if ck != nil && s.c.lazy {
+		s.base = ck // probed by lookups instead of loaded (reader.go)
+	}
 	for _, ch := range chains {
 		if ch.err != nil {
 			return ch.err
@@ -118,15 +121,16 @@ func (s *Store) recover() error {
 	return nil
 }
 
-// replayAll files the checkpoint's entries by shard and replays every
-// chain in parallel (at most GOMAXPROCS at once), then makes the zeroed
-// torn tails durable with one fence. A chain's failure is in its err.
-func (s *Store) replayAll(ck *checkpoint, chains []*chain) ([]*parts, error) {
+// replayAll files the checkpoint's entries by shard (unless the open is
+// lazy: reader.go) and replays every chain in parallel (at most
+// GOMAXPROCS at once), then makes the zeroed torn tails durable with one
+// fence. A chain's failure is in its err.
+func (s *Store) replayAll(ck *ckView, chains []*chain) ([]*parts, error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var ckParts []*parts
-	if ck != nil {
-		ckParts = s.partition(ck.recs, sem, &wg)
+	if ck != nil && !s.c.lazy {
+		ckParts = s.partition(ck, sem, &wg)
 	}
 	for _, ch := range chains {
 		ch.out = newParts(len(s.idx.shards))
@@ -177,7 +181,7 @@ func (s *Store) account(ch *chain) {
 
 // chains groups the metadata segments by owner, in epoch order, with the
 // checkpoint's starting positions.
-func (s *Store) chains(ck *checkpoint) []*chain {
+func (s *Store) chains(ck *ckView) []*chain {
 	s.rep.Devices = make([]DeviceRecovery, len(s.devs))
 	byKey := map[[2]int]*chain{}
 	var out []*chain

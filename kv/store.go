@@ -33,10 +33,13 @@ type Store struct {
 	// needsCkpt: a device's kv.id says GC freed metadata segments a
 	// checkpoint covered, so Open needs a checkpoint (open.go).
 	needsCkpt bool
-	epoch     atomic.Uint64  // last segment epoch handed out
-	serial    atomic.Uint64  // last serial number handed out
-	spread    []*worker      // the order writes visit the workers (routeOrder)
-	placed    sync.WaitGroup // the workers have placed themselves (start)
+	// base: a lazy open's checkpoint, probed by lookups instead of loaded
+	// into the index (reader.go); nil otherwise.
+	base   *ckView
+	epoch  atomic.Uint64  // last segment epoch handed out
+	serial atomic.Uint64  // last serial number handed out
+	spread []*worker      // the order writes visit the workers (routeOrder)
+	placed sync.WaitGroup // the workers have placed themselves (start)
 
 	// ops is held shared by every operation for its whole run (an async
 	// put until its callback); Checkpoint and Close take it exclusively,
@@ -106,11 +109,16 @@ type storeStats struct {
 // Open opens the store on opts.Devices, creating it when no device holds
 // one yet, recovering it otherwise (see the package comment). Another
 // process holding the store is ErrBusy.
-func Open(opts *Options) (*Store, error) {
+func Open(opts *Options) (*Store, error) { return openStore(opts, false) }
+
+// openStore is Open; lazy leaves the checkpoint out of the index
+// (reader.go).
+func openStore(opts *Options, lazy bool) (*Store, error) {
 	c, err := opts.resolve()
 	if err != nil {
 		return nil, err
 	}
+	c.lazy = lazy
 	s := &Store{c: *c, stop: make(chan struct{}), mkick: make(chan struct{}, 1), ckick: make(chan struct{}, 1)}
 	s.exp.kick = make(chan struct{}, 1)
 	s.broken = opts.broken

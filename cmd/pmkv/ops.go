@@ -34,6 +34,9 @@ type storeCommand struct {
 	flags             func(fs *pflag.FlagSet)
 	check             func(args []string, sf *storeFlags) error // more argument checks, before opening
 	do                func(ctx context.Context, s store, args []string, stdout io.Writer) error
+	// lookup, instead of do: point reads through a kv.Reader (read-only,
+	// the checkpoint probed instead of loaded into an index).
+	lookup func(g getter, args []string, stdout io.Writer) error
 }
 
 // command is c as a pmkv command with the store flags sf.
@@ -62,6 +65,9 @@ func (c storeCommand) run(ctx context.Context, sf *storeFlags, args []string, st
 		return err
 	}
 	o.ReadOnly = c.readOnly
+	if c.lookup != nil {
+		return c.runLookup(o, args, stdout)
+	}
 	s, err := openStore(o)
 	if err != nil {
 		sf.unmake()
@@ -77,6 +83,20 @@ func (c storeCommand) run(ctx context.Context, sf *storeFlags, args []string, st
 		}
 	}()
 	return c.do(ctx, s, args, stdout)
+}
+
+// runLookup is run for a lookup command.
+func (c storeCommand) runLookup(o *kv.Options, args []string, stdout io.Writer) (err error) {
+	g, err := openReader(o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := g.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close: %w", cerr)
+		}
+	}()
+	return c.lookup(g, args, stdout)
 }
 
 // checkKV refuses, before any work, keys and values over the limits.
@@ -119,7 +139,7 @@ func getCommand(sf *storeFlags) cli.Command {
 		long:  "Prints the value of KEY (its bytes, then a newline); exit status 1 if there is none.",
 		nargs: 1, argNames: "KEY",
 		check: func(args []string, sf *storeFlags) error { return checkKV(sf, []byte(args[0]), nil) },
-		do: func(_ context.Context, s store, args []string, stdout io.Writer) error {
+		lookup: func(s getter, args []string, stdout io.Writer) error {
 			v, err := s.Get([]byte(args[0]))
 			if errors.Is(err, kv.ErrNotFound) {
 				return fmt.Errorf("key %s not found", strconv.Quote(args[0]))

@@ -319,4 +319,19 @@ var openStore = func(o *kv.Options) (store, error) {
 	return kvStore{s}, nil
 }
 
+// getter is what a lookup command uses of a kv.Reader.
+type getter interface {
+	Get(key []byte) ([]byte, error)
+	Close() error
+}
+
+// openReader opens the store for point reads (a variable, as openStore).
+var openReader = func(o *kv.Options) (getter, error) {
+	r, err := kv.OpenReader(o)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 func createFile(path string) (*os.File, error) { return os.Create(path) }
