@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/braid-pm/braid/internal/pmheader"
@@ -438,6 +439,8 @@ func (s *Store) checkpointLocked() error {
 		return fullErr("write checkpoint "+name, err)
 	}
 	s.ckSeq = c.seq
+	s.ckLogAt.Store(s.appendedBytes())
+	s.ckBytes.Store(int64(len(b)))
 	s.ckpts = append(s.ckpts, ckptInfo{name: name, seq: c.seq, floor: c.floor, chains: c.chains})
 	for len(s.ckpts) > keepCheckpoints {
 		_ = s.ckdir.remove(s.ckpts[0].name)
@@ -447,17 +450,66 @@ func (s *Store) checkpointLocked() error {
 	return nil
 }
 
-// checkpointer checkpoints at Options.CheckpointInterval.
+// DefaultCheckpointBytes is Options.CheckpointBytes's default: the log
+// bytes after which a checkpoint is due.
+const DefaultCheckpointBytes = 64 << 20
+
+// testNoCheckpointPoll (tests) stops the checkpointer from acting on the
+// logs' growth, so that a test decides when to checkpoint.
+var testNoCheckpointPoll atomic.Bool
+
+// checkpointPoll is how often the checkpointer looks at the logs' growth
+// (Options.CheckpointBytes).
+const checkpointPoll = 50 * time.Millisecond
+
+// checkpointer checkpoints at Options.CheckpointInterval, and whenever
+// the logs have grown enough since the last checkpoint (checkpointDue).
 func (s *Store) checkpointer() {
 	defer s.bg.Done()
-	t := time.NewTicker(s.c.CheckpointInterval)
-	defer t.Stop()
+	var every <-chan time.Time
+	if s.c.CheckpointInterval > 0 {
+		t := time.NewTicker(s.c.CheckpointInterval)
+		defer t.Stop()
+		every = t.C
+	}
+	var poll <-chan time.Time
+	if s.c.CheckpointBytes > 0 {
+		t := time.NewTicker(checkpointPoll)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
+		case <-every:
 			_ = s.Checkpoint()
+		case <-poll:
+			if !testNoCheckpointPoll.Load() && s.checkpointDue() {
+				_ = s.Checkpoint()
+			}
 		}
 	}
+}
+
+// appendedBytes is what the workers have appended to the logs since Open.
+func (s *Store) appendedBytes() int64 {
+	n := int64(0)
+	for _, w := range s.workers {
+		n += int64(w.appended.Load())
+	}
+	return n
+}
+
+// checkpointDue: the logs have grown by Options.CheckpointBytes since the
+// last checkpoint (counting the tail Open replayed), and by twice that
+// checkpoint's size — so that the checkpoints written during a long load
+// grow geometrically: they cost a bounded share of the load, and an Open
+// after a crash replays at most about twice the last one's worth.
+func (s *Store) checkpointDue() bool {
+	if s.c.CheckpointBytes <= 0 {
+		return false
+	}
+	since := s.appendedBytes() - s.ckLogAt.Load()
+	return since >= max(s.c.CheckpointBytes, 2*s.ckBytes.Load())
 }

@@ -147,6 +147,12 @@ type Options struct {
 	// CheckpointInterval, when > 0, checkpoints in the background at this
 	// interval. Close always checkpoints.
 	CheckpointInterval time.Duration
+	// CheckpointBytes: once the logs have grown by this many bytes since
+	// the last checkpoint (or by twice that checkpoint's size, when more),
+	// a checkpoint is written in the background, so that an Open after a
+	// crash replays a tail of about that much instead of the whole log
+	// (a long load included). 0: DefaultCheckpointBytes; < 0: off.
+	CheckpointBytes int64
 	// PMem maps the segment files on the PMem path even when they are not
 	// on DAX (persist.Options.ForcePMem; BRAID_FORCE_PMEM=1 does the same).
 	// Without it a file on tmpfs or a disk is made durable with msync.
@@ -341,6 +347,9 @@ func (c *config) resolveSizes() error {
 		return fmt.Errorf("%w: ExpectedKeys %d, want 0..%d", ErrInvalid, c.ExpectedKeys, int64(maxExpectedKeys))
 	case c.CheckpointInterval < 0:
 		return fmt.Errorf("%w: CheckpointInterval %v is negative", ErrInvalid, c.CheckpointInterval)
+	}
+	if c.CheckpointBytes == 0 {
+		c.CheckpointBytes = DefaultCheckpointBytes
 	}
 	if c.GCThreshold == 0 {
 		c.GCThreshold = DefaultGCThreshold

@@ -112,6 +112,10 @@ func (s *Store) recover() error {
 	}
 	s.rep.MaxSerial = maxSerial
 	s.setupWorkers(chains)
+	s.ckLogAt.Store(-(s.rep.BytesScanned + s.rep.ValueBytes)) // the tail counts toward the next checkpoint
+	if ck != nil {
+		s.ckBytes.Store(int64(len(ck.ents)))
+	}
 	r := &s.rep
 	r.Total = time.Since(t0) + r.ReadTime
 	if sec := r.Total.Seconds(); sec > 0 {

@@ -65,12 +65,16 @@ type Store struct {
 	// segments but the last.
 	orphans []chainPos
 	ckSeq   uint64
-	rep     RecoveryReport
-	broken  broken
-	shared  sharedFences // the broken variant sharedFence (variant.go)
-	stats   storeStats
-	exp     expiry // deadlines (expire.go)
-	pool    sync.Pool
+	// ckLogAt is the log bytes appended when the last checkpoint was
+	// written (negative: the tail a recovery replayed), ckBytes that
+	// checkpoint's size (checkpointDue).
+	ckLogAt, ckBytes atomic.Int64
+	rep              RecoveryReport
+	broken           broken
+	shared           sharedFences // the broken variant sharedFence (variant.go)
+	stats            storeStats
+	exp              expiry // deadlines (expire.go)
+	pool             sync.Pool
 	// readers bounds each device's concurrent direct reads (a semaphore;
 	// nil: no bound; Options.ReadersPerDevice).
 	readers []chan struct{}
@@ -224,7 +228,7 @@ func (s *Store) start() {
 		s.bg.Add(1)
 		go s.prefault()
 	}
-	if s.c.CheckpointInterval > 0 {
+	if s.c.CheckpointInterval > 0 || s.c.CheckpointBytes > 0 {
 		s.bg.Add(1)
 		s.spawn(s.checkpointer)
 	}
