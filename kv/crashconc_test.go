@@ -61,7 +61,7 @@ func concWorkload(scripts [][]crashOp, b broken, m *crashModel) func(*crash.Run)
 		m.disk = m.fs
 		o := crashOptions(w.Region, m.fs, b)
 		o.WorkersPerDevice = max(o.WorkersPerDevice, m.workers)
-		o.ExpireInterval = -1 // no timer decides what runs
+		o.ExpireInterval = -1  // no timer decides what runs
 		o.CheckpointBytes = -1 // (nor a poll of the logs' growth)
 		o.threads = &threads{spawn: func(fn func()) { w.Go(func() error { fn(); return nil }) }, yield: w.Yield}
 		s, err := Open(o)
