@@ -26,10 +26,10 @@ type fsm struct {
 	marker string // exists while a Restore has not finished
 	fail   func(error)
 
-	mu      sync.Mutex
-	members map[string]string // raft ID -> client address, from hellos
-	applied uint64            // the last index applied
-	restores int              // snapshots restored since start
+	mu       sync.Mutex
+	members  map[string]string // raft ID -> client address, from hellos
+	applied  uint64            // the last index applied
+	restores int               // snapshots restored since start
 }
 
 func newFSM(s server.KVStore, dir string, fail func(error)) *fsm {
