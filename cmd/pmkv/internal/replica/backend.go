@@ -24,6 +24,19 @@ func (n *Node) Get(key []byte) (server.Entry, error) {
 	return server.KV{S: n.cfg.Store}.Get(key)
 }
 
+// GetDeferred implements server.Deferred: Get without the quorum round,
+// for a run of commands whose write, committed in this term after it,
+// proves the leadership (Confirm does when it writes nothing).
+func (n *Node) GetDeferred(key []byte) (server.Entry, error) {
+	if err := n.Writable(); err != nil {
+		return server.Entry{}, err
+	}
+	return server.KV{S: n.cfg.Store}.Get(key)
+}
+
+// Confirm implements server.Deferred: the check GetDeferred left out.
+func (n *Node) Confirm() error { return n.readable() }
+
 // Scan implements server.Backend, with Get's rules.
 func (n *Node) Scan(from []byte, fn func(key []byte) bool) error {
 	if err := n.readable(); err != nil {

@@ -23,6 +23,16 @@ type Backend interface {
 	Stats() Stats
 }
 
+// Deferred is a Backend whose reads may leave their check to a write
+// that commits after them (a raft leader: the commit, in the same term,
+// proves the leadership the reads relied on). A run of commands that
+// writes reads with GetDeferred; when it ends up writing nothing,
+// commit calls Confirm, whose error replaces its replies.
+type Deferred interface {
+	GetDeferred(key []byte) (Entry, error)
+	Confirm() error
+}
+
 // Stats are a Backend's counters: kv's, and expiry's.
 type Stats struct {
 	kv.Stats

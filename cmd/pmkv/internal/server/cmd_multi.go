@@ -94,6 +94,7 @@ func cmdExec(c *conn, _ [][]byte) {
 	held := c.sv.locks.lock(keys, all)
 	defer c.sv.locks.unlock(held)
 	t := c.sv.newTx()
+	t.write = flags.write
 	if c.dirty.Load() || c.watchExpired(t.now) {
 		c.w.nullArray()
 		return

@@ -124,6 +124,7 @@ func (c *conn) runTx(cmds [][][]byte) {
 		defer c.sv.locks.unlock(held)
 	}
 	t := c.sv.newTx()
+	t.write = write
 	mark := len(c.w.b)
 	for _, a := range cmds {
 		t.exec(c, lookup(a[0]), a)

@@ -18,6 +18,9 @@ type tx struct {
 	order []string
 	flush bool // FLUSHALL ran: every key not in over is gone
 	prop  propagation
+	// write: the run writes, so a Deferred Backend's reads skip their
+	// own check; deferred: one did, and commit confirms if nothing is written.
+	write, deferred bool
 }
 
 func (sv *Server) newTx() *tx {
@@ -37,7 +40,14 @@ func (t *tx) get(key []byte) (Entry, bool, error) {
 	if t.flush {
 		return Entry{}, false, nil
 	}
-	e, err := t.sv.b.Get(key)
+	var e Entry
+	var err error
+	if d, ok := t.sv.b.(Deferred); ok && t.write {
+		e, err = d.GetDeferred(key)
+		t.deferred = true
+	} else {
+		e, err = t.sv.b.Get(key)
+	}
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
 		return Entry{}, false, nil
@@ -84,6 +94,9 @@ func (t *tx) del(key []byte) (bool, error) {
 // caller still holds the locks.
 func (t *tx) commit() error {
 	if len(t.order) == 0 && !t.flush {
+		if t.deferred {
+			return t.sv.b.(Deferred).Confirm()
+		}
 		return nil
 	}
 	ops := make([]Op, 0, len(t.order))
