@@ -44,7 +44,7 @@ for r in $(seq "$RUNS"); do
 	for P in 1 16; do
 		for srv in single:6390 raft:$leader; do
 			name=${srv%%:*}; port=${srv##*:}
-			redis-benchmark -p "$port" -t set -d 100 -n "$N" -c "$CLIENTS" -r 1000000 -P "$P" --csv 2>/dev/null |
+			redis-benchmark -p "$port" -t set -d 100 -n "$N" -c "$CLIENTS" -r 1000000 -P "$P" --csv 2>>"$dir/errors" |
 				grep -v '^"test"' | sed "s/^/$name,$P,/" >>"$out"
 		done
 	done
@@ -58,6 +58,7 @@ END {
 	for (q in pl) {
 		for (s = 0; s < 2; s++) {
 			k = (s ? "raft" : "single") SUBSEP q
+			if (!n[k]) { print "no result for " k " (a failed redis-benchmark: see its errors)"; exit 1 }
 			for (i = 1; i <= n[k]; i++) { a[i] = rps[k, i]; b[i] = p99[k, i] }
 			R[s] = med(a, n[k]); L[s] = med(b, n[k])
 		}

@@ -100,13 +100,17 @@ func linearHistory(t *testing.T, addr string, clients, ops int, seed uint64) por
 	for id := range clients {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(id)))
-			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 1})
+			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 1, ReadTimeout: -1, WriteTimeout: -1})
 			defer c.Close()
 			for range ops {
 				in := respInput{key: fmt.Sprintf("k%d", rng.IntN(3)), val: strconv.Itoa(rng.IntN(100))}
 				in.op = []string{"set", "get", "incr", "incr", "setnx", "del"}[rng.IntN(6)]
 				call := time.Now().UnixNano()
 				out, err := respDo(c, in)
+				for try := 0; try < 300 && err != nil && refusal.MatchString(err.Error()); try++ {
+					time.Sleep(20 * time.Millisecond) // refused, nothing ran (a raft leader not ready): again
+					out, err = respDo(c, in)
+				}
 				ret := time.Now().UnixNano()
 				if err != nil {
 					t.Error(err)

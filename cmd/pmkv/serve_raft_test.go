@@ -31,7 +31,7 @@ type raftNode struct {
 // raftTestFlags make snapshots and log compaction happen within the
 // tests' few thousand writes.
 var raftTestFlags = []string{"-raft-segment", "1MiB", "-raft-snapshot-entries", "300", "-raft-trailing", "100",
-	"-raft-snapshot-interval", "100ms"}
+	"-raft-snapshot-interval", "100ms", "-raft-timeout", "3s"} // 3s: no election for a slow heartbeat on a loaded machine
 
 func newRaftGroup(t *testing.T, n int) ([]*raftNode, string) {
 	base := t.TempDir()
