@@ -309,7 +309,7 @@ func buildShard(t *table, i int, srcs []*parts) {
 				}
 				if at := t.find(e.h, key); at < 0 {
 					t.insert(e.h, key, e.loc())
-				} else if cur := &t.slots[at]; e.serial > cur.serial || e.serial == cur.serial && e.vlen&tombBit > cur.vlen&tombBit { // loc.newer
+				} else if cur := t.at(at); e.serial > cur.serial || e.serial == cur.serial && e.vlen&tombBit > cur.vlen&tombBit { // loc.newer
 					t.set(at, e.loc())
 				}
 			}

@@ -112,7 +112,7 @@ func (x *index) lookupHash(h uint64, key []byte) (loc, bool) {
 	i := sh.t.find(tag(h), key)
 	var l loc
 	if i >= 0 {
-		l = sh.t.slots[i].loc()
+		l = sh.t.at(i).loc()
 	}
 	sh.mu.RUnlock()
 	if i >= 0 && (!found || l.newer(best)) {
@@ -141,12 +141,12 @@ func (x *index) latest(key []byte, h uint64, hint uint32, serial uint64) bool {
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	i := int(hint)
-	if i >= len(sh.t.slots) || !sh.t.matches(&sh.t.slots[i], t, key) {
+	if !sh.t.valid(i) || !sh.t.matches(sh.t.at(i), t, key) {
 		if i = sh.t.find(t, key); i < 0 {
 			return inMerge // (a key GC dropped is in neither)
 		}
 	}
-	if s := sh.t.slots[i].serial; s != serial {
+	if s := sh.t.at(i).serial; s != serial {
 		return inMerge && s < serial
 	}
 	return true
@@ -165,7 +165,7 @@ func (x *index) apply(u *upd) uint32 {
 		sh.mu.Unlock()
 		return uint32(i)
 	}
-	cur := sh.t.slots[i].loc()
+	cur := sh.t.at(i).loc()
 	if cur == u.l {
 		sh.mu.Unlock()
 		return uint32(i)
@@ -189,7 +189,7 @@ func (x *index) swap(key []byte, old, l loc) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	i := sh.t.find(tag(h), key)
-	if i < 0 || sh.t.slots[i].loc() != old {
+	if i < 0 || sh.t.at(i).loc() != old {
 		return false
 	}
 	sh.t.set(i, l)
@@ -204,7 +204,7 @@ func (x *index) drop(key []byte, old loc) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	i := sh.t.find(tag(h), key)
-	if i < 0 || sh.t.slots[i].loc() != old {
+	if i < 0 || sh.t.at(i).loc() != old {
 		return false
 	}
 	sh.t.remove(i)
@@ -278,13 +278,13 @@ func (x *index) each(fn func(key []byte, l loc)) {
 		sh := &x.shards[i]
 		sh.mu.RLock()
 		t := &sh.t
-		for j := range t.slots {
-			if t.slots[j].h != 0 {
+		for j := range t.slotCount() {
+			if s := t.at(j); s.h != 0 {
 				k := t.keyOf(j, buf)
 				if len(k) > inlineKey {
 					buf = k
 				}
-				fn(k, t.slots[j].loc())
+				fn(k, s.loc())
 			}
 		}
 		sh.mu.RUnlock()

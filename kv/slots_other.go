@@ -9,4 +9,6 @@ func allocSlots(n int, bind bool, node int) ([]slot, *slotMem) { return make([]s
 
 func (m *slotMem) free() {}
 
+func (m *slotMem) freeZeroed() {}
+
 func (m *slotMem) boundTo(node int) bool { return false }

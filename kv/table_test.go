@@ -11,13 +11,21 @@ import (
 // TestTableModel runs random inserts, updates, removes, shrinks and
 // compactions of short (inline) and long (arena) keys on one flat table
 // against a Go map; tiny hash spaces force long probe runs and the
-// wrap-around of backward-shift deletion.
+// wrap-around of backward-shift deletion. With step 1 a growth moves one
+// old slot (or run) per operation, so that most operations meet a table
+// whose entries are split between its two arrays; the default step is
+// checked too.
 func TestTableModel(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+	for _, tc := range []struct {
+		seed uint64
+		step int
+	}{{1, 0}, {2, 0}, {3, 0}, {1, 1}, {2, 1}, {3, 1}, {4, 2}} {
+		seed := tc.seed
+		t.Run(fmt.Sprintf("seed=%d/step=%d", seed, tc.step), func(t *testing.T) {
 			rnd := structtest.NewRand(seed)
-			var tb table
+			tb := table{step: tc.step}
 			model := map[string]loc{}
+			growing, grows := 0, 0
 			hashOf := func(k string) uint32 {
 				if seed == 3 {
 					return uint32(len(k)%5) + 1 // collisions everywhere
@@ -38,9 +46,10 @@ func TestTableModel(t *testing.T) {
 				want, ok := model[k]
 				require.Equal(t, ok, j >= 0, "op %d: find %q", i, k)
 				if ok {
-					require.Equal(t, want, tb.slots[j].loc(), "op %d: %q", i, k)
+					require.Equal(t, want, tb.at(j).loc(), "op %d: %q", i, k)
 					require.Equal(t, k, string(tb.keyOf(j, nil)))
 				}
+				wasGrowing := tb.old != nil
 				switch op := rnd.Intn(10); {
 				case op < 5:
 					l := loc{serial: uint64(i + 1), epoch: 7, seg: uint32(rnd.Intn(9)), off: uint32(i * 8), klen: uint16(len(k))}
@@ -60,11 +69,26 @@ func TestTableModel(t *testing.T) {
 					tb.shrink()
 					tb.compact()
 				}
-				if i%1250 == 0 {
+				if tb.old != nil {
+					growing++
+					if !wasGrowing {
+						grows++
+					}
+				}
+				if i%1250 == 0 || tb.old != nil && i%7 == 0 {
 					checkTable(t, &tb, model)
 				}
 			}
 			checkTable(t, &tb, model)
+			// The operations met growth in progress (step 1: often).
+			require.Positive(t, grows, "no growth started")
+			if tc.step == 1 {
+				require.Greater(t, growing, 100, "operations during growth")
+			}
+			tb.settle()
+			require.Nil(t, tb.old)
+			checkTable(t, &tb, model)
+			tb.check()
 		})
 	}
 }
@@ -74,8 +98,8 @@ func TestTableModel(t *testing.T) {
 func checkTable(t *testing.T, tb *table, model map[string]loc) {
 	t.Helper()
 	seen, tombs, keyB := 0, 0, int64(0)
-	for j := range tb.slots {
-		s := &tb.slots[j]
+	for j := range tb.slotCount() {
+		s := tb.at(j)
 		if s.h == 0 {
 			continue
 		}
