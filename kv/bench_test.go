@@ -45,9 +45,10 @@ func key8(i uint64) []byte { return binary.BigEndian.AppendUint64(nil, i) }
 // (sync), as PutAsync with up to 256 in flight (async), and as Apply of
 // 64 puts (batch); "nobatch" is sync with batching off (one fence per
 // put), "merge" sync with MergeLogs; "-dedicated" with DedicatedWorkers
-// (SKYE's worker goroutines) instead of combining clients.
+// (SKYE's worker goroutines) instead of combining clients; "sync-park"
+// combining with followers that park at once instead of polling first.
 func BenchmarkPut(b *testing.B) {
-	for _, mode := range []string{"sync", "sync-dedicated", "nobatch", "merge", "async", "async-dedicated", "batch", "batch-dedicated"} {
+	for _, mode := range []string{"sync", "sync-park", "sync-dedicated", "nobatch", "merge", "async", "async-dedicated", "batch", "batch-dedicated"} {
 		for _, size := range benchSizes {
 			b.Run(fmt.Sprintf("%s/%dB", mode, size), func(b *testing.B) { benchPut(b, mode, size) })
 		}
@@ -59,7 +60,8 @@ func benchPut(b *testing.B, mode string, size int) {
 	o.NoBatching = mode == "nobatch"
 	o.MergeLogs = mode == "merge"
 	o.DedicatedWorkers = strings.HasSuffix(mode, "-dedicated")
-	mode = strings.TrimSuffix(mode, "-dedicated")
+	o.parkOnly = strings.HasSuffix(mode, "-park")
+	mode = strings.TrimSuffix(strings.TrimSuffix(mode, "-dedicated"), "-park")
 	s, err := Open(o)
 	if err != nil {
 		b.Fatal(err)

@@ -80,13 +80,34 @@ func (w *worker) await(r *request) {
 		w.lead(false)
 	}
 	for {
-		<-r.done
+		w.wait(r)
 		if !r.lead {
 			return
 		}
 		r.lead = false
 		w.lead(false)
 	}
+}
+
+// spinPolls is how many times a follower polls its request's completion,
+// yielding the processor in between (the leader may need it), before it
+// parks: a request completed while its caller polls costs the leader no
+// wake-up of a parked goroutine (and of an idle thread to run it).
+const spinPolls = 8
+
+// wait waits for r's completion (or for the writer slot: r.lead).
+func (w *worker) wait(r *request) {
+	if !w.s.c.parkOnly {
+		for range spinPolls {
+			select {
+			case <-r.done:
+				return
+			default:
+			}
+			w.s.yield()
+		}
+	}
+	<-r.done
 }
 
 // lead writes the queued batches while it holds the writer slot: at most

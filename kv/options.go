@@ -198,6 +198,9 @@ type Options struct {
 	broken  broken   // tests: the deliberately broken variants
 	ackGate *ackGate // tests: orders ackBeforeFence's early acknowledgment (worker.go)
 	threads *threads // tests: how the store starts its goroutines (variant.go)
+	// parkOnly makes a combining follower park at once instead of
+	// polling first (combine.go; benchmarks compare the two).
+	parkOnly bool
 }
 
 // config is Options with the defaults resolved.
