@@ -82,6 +82,7 @@ func TestServeSyncStream(t *testing.T) {
 	now := time.Now().UnixMilli()
 	require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
 	require.NoError(t, c.Set(ctx, "b", "2", 100*time.Second).Err())
+	require.NoError(t, c.Do(ctx, "SET", "p", "1", "pxat", now+100_000).Err()) // SET p 1 PXAT (as Redis 7.0.15)
 	require.NoError(t, c.Expire(ctx, "a", 50*time.Second).Err())
 	require.NoError(t, c.Get(ctx, "a").Err())                         // a read: nothing
 	require.Equal(t, int64(0), c.Del(ctx, "nosuch").Val())            // no effect: nothing
@@ -113,6 +114,7 @@ func TestServeSyncStream(t *testing.T) {
 	s := replCommand(t, r)
 	require.True(t, strings.HasPrefix(s, "SET b 2 PXAT "), s)
 	require.InDelta(t, now+100_000, pxat(s), 60_000)
+	require.Equal(t, fmt.Sprintf("SET p 1 PXAT %d", now+100_000), replCommand(t, r))
 	s = replCommand(t, r)
 	require.True(t, strings.HasPrefix(s, "PEXPIREAT a "), s)
 	require.InDelta(t, now+50_000, pxat(s), 60_000)

@@ -47,7 +47,6 @@ func cmdGet(c *conn, t *tx, a [][]byte) {
 type setOpts struct {
 	nx, xx, get, keepTTL, intReply bool
 	deadline                       int64
-	relative                       bool // EX, PX, EXAT: propagated as PXAT
 }
 
 func cmdSet(c *conn, t *tx, a [][]byte) {
@@ -75,7 +74,7 @@ func parseSetOpts(c *conn, t *tx, a [][]byte, o *setOpts) bool {
 			if !ok {
 				return false
 			}
-			o.deadline, o.relative, expiry = d, !eq(a[i], "pxat"), true
+			o.deadline, expiry = d, true
 			i++
 		default:
 			c.w.err(errSyntax)
@@ -144,7 +143,7 @@ func setCommon(c *conn, t *tx, key, value []byte, o setOpts) {
 		d = old.Deadline
 	}
 	t.put(key, value, d)
-	if o.relative {
+	if o.deadline != 0 { // EX, PX, EXAT, PXAT: propagated as PXAT, as Redis 7.0.15
 		t.propagate([]byte("SET"), key, value, []byte("PXAT"), msArg(d))
 	}
 	switch {
