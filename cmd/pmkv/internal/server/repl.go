@@ -177,13 +177,6 @@ func (t *tx) propagate(args ...[]byte) {
 	}
 }
 
-// propagateDel sends DEL key (a lazy expiry) before the current command.
-func (t *tx) propagateDel(key []byte) {
-	if t.prop.on {
-		t.prop.cmds = append(t.prop.cmds, clone([][]byte{[]byte("DEL"), key}))
-	}
-}
-
 // exec runs one command of the tx and records its propagation: its own
 // choice, else the command as given when it wrote something.
 func (t *tx) exec(c *conn, cmd *command, args [][]byte) {
