@@ -100,7 +100,7 @@ func linearHistory(t *testing.T, addr string, clients, ops int, seed uint64) por
 	for id := range clients {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(id)))
-			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 1, ReadTimeout: -1, WriteTimeout: -1})
+			c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 1, ReadTimeout: -1, WriteTimeout: -1}))
 			defer c.Close()
 			for range ops {
 				in := respInput{key: fmt.Sprintf("k%d", rng.IntN(3)), val: strconv.Itoa(rng.IntN(100))}

@@ -68,7 +68,7 @@ func (n *raftNode) stop(t *testing.T) {
 
 // replInfo is a node's INFO replication fields (nil when it does not answer).
 func replInfo(addr string) map[string]string {
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1}))
 	defer c.Close()
 	s, err := c.Info(context.Background(), "replication").Result()
 	if err != nil {
@@ -158,7 +158,7 @@ func writers(addrs []string, start string, stop chan struct{}, w *writeLog) *syn
 				}
 				c := clients[addr]
 				if c == nil {
-					c = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1, PoolSize: 1})
+					c = redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1, PoolSize: 1}))
 					clients[addr] = c
 				}
 				k, v := fmt.Sprintf("g%d:%06d", g, i), fmt.Sprintf("value %d of writer %d", i, g)
@@ -204,7 +204,7 @@ func waitAcked(t *testing.T, w *writeLog, n int) {
 // one (absent) on the node at addr.
 func checkWrites(t *testing.T, addr string, w *writeLog) {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2}))
 	defer c.Close()
 	ctx := context.Background()
 	p := c.Pipeline()
@@ -227,7 +227,7 @@ func checkWrites(t *testing.T, addr string, w *writeLog) {
 // dump is every key and value on the node at addr (KEYS, then MGET).
 func dump(t *testing.T, addr string) map[string]string {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2}))
 	defer c.Close()
 	ctx := context.Background()
 	keys, err := c.Keys(ctx, "*").Result()

@@ -138,7 +138,7 @@ func TestServeHello3(t *testing.T) {
 	kvReady(t)
 	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 3})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 3}))
 	defer c.Close()
 	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
 	require.Equal(t, "v", c.Get(ctx, "k").Val())

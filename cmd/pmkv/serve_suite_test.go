@@ -147,7 +147,7 @@ func TestServeDebugObject(t *testing.T) {
 	addr := startServe(t, filepath.Join(t.TempDir(), "s"))
 	ctx := context.Background()
 	c2 := newClient(t, addr, nil)
-	c3 := redis.NewClient(&redis.Options{Addr: addr, Protocol: 3})
+	c3 := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 3}))
 	defer c3.Close()
 	require.Equal(t, int64(1), c2.Do(ctx, "DEBUG", "PROTOCOL", "true").Val())
 	require.Equal(t, true, c3.Do(ctx, "DEBUG", "PROTOCOL", "true").Val())

@@ -77,9 +77,22 @@ func newClient(t *testing.T, addr string, o *redis.Options) *redis.Client {
 		o = &redis.Options{}
 	}
 	o.Addr, o.Protocol = addr, 2
-	c := redis.NewClient(o)
+	c := redis.NewClient(loadProof(o))
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// loadProof gives a test client generous read and write timeouts where it
+// sets none: go-redis's default of 3 s fails a test on a loaded machine
+// (an INCR test read 600 of 800 at load 34), not on a wrong reply.
+func loadProof(o *redis.Options) *redis.Options {
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 2 * time.Minute
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 2 * time.Minute
+	}
+	return o
 }
 
 func TestServeCommands(t *testing.T) {
@@ -296,7 +309,7 @@ func TestServeSIGKILL(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
-			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1})
+			c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1}))
 			defer c.Close()
 			for i := 0; ; i++ {
 				k, v := fmt.Sprintf("g%d:%06d", g, i), fmt.Sprintf("value %d of %d", i, g)
@@ -336,7 +349,7 @@ func TestServeSIGKILL(t *testing.T) {
 	require.GreaterOrEqual(t, len(acked), 3000, stderr.String())
 	srv, stderr = pmkvProcess(t, args...)
 	waitListening(t, addr)
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2}))
 	defer c.Close()
 	p := c.Pipeline()
 	gets := map[string]*redis.StringCmd{}

@@ -54,7 +54,7 @@ func TestServeTLS(t *testing.T) {
 	cert, key, pool := selfSigned(t, dir)
 	addr := startServe(t, filepath.Join(dir, "s"), "-tls-cert", cert, "-tls-key", key)
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, TLSConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2, TLSConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}))
 	defer c.Close()
 	require.NoError(t, c.Set(ctx, "k", "over tls", 0).Err())
 	require.Equal(t, "over tls", c.Get(ctx, "k").Val())

@@ -24,7 +24,7 @@ func TestServeTTLSIGKILL(t *testing.T) {
 	srv, _ := pmkvProcess(t, args...)
 	waitListening(t, addr)
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2}))
 	require.NoError(t, c.Set(ctx, "short", "v", time.Second).Err())
 	require.NoError(t, c.Set(ctx, "long", "v", 0).Err())
 	require.True(t, c.Expire(ctx, "long", time.Hour).Val())
@@ -39,7 +39,7 @@ func TestServeTTLSIGKILL(t *testing.T) {
 
 	srv, stderr := pmkvProcess(t, args...)
 	waitListening(t, addr)
-	c = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c = redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2}))
 	defer c.Close()
 	require.Equal(t, longAt, c.PExpireTime(ctx, "long").Val(), "the deadline survived the kill")
 	require.Positive(t, c.TTL(ctx, "px").Val())

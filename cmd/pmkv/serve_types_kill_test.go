@@ -25,7 +25,7 @@ type typeAcks struct {
 // typeWriter writes its own list, hash, set and sorted set (g names
 // them) until the server is gone, recording each acknowledged write.
 func typeWriter(ctx context.Context, addr string, g int, total *atomic.Int64, kill func()) *typeAcks {
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1}))
 	defer c.Close()
 	a := &typeAcks{hash: map[string]string{}, zset: map[string]float64{}}
 	k := func(kind string) string { return fmt.Sprintf("%s:%d", kind, g) }
@@ -99,7 +99,7 @@ func TestServeTypesSIGKILL(t *testing.T) {
 	require.GreaterOrEqual(t, total.Load(), int64(2000), stderr.String())
 	srv, stderr = pmkvProcess(t, args...)
 	waitListening(t, addr)
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2}))
 	defer c.Close()
 	for g, a := range acks {
 		l := c.LRange(ctx, fmt.Sprintf("l:%d", g), 0, -1).Val()

@@ -255,7 +255,7 @@ func TestServeSortedSets(t *testing.T) {
 	require.EqualError(t, c.ZAdd(ctx, "s", zs(1.0, "a")...).Err(), wrongType)
 	require.EqualError(t, c.ZRange(ctx, "s", 0, -1).Err(), wrongType)
 	// RESP3: scores are doubles, WITHSCORES pairs.
-	c3 := redis.NewClient(&redis.Options{Addr: addr, Protocol: 3})
+	c3 := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 3}))
 	defer c3.Close()
 	require.Equal(t, 1.0, c3.ZScore(ctx, "z", "a").Val())
 	require.Equal(t, zs(1.0, "a", 2.0, "b"), c3.ZRangeWithScores(ctx, "z", 0, -1).Val())
@@ -341,7 +341,7 @@ func TestServeTypesConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range clients {
 		wg.Go(func() {
-			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+			c := redis.NewClient(loadProof(&redis.Options{Addr: addr, Protocol: 2}))
 			defer c.Close()
 			for i := range ops {
 				m := fmt.Sprintf("%d.%d", g, i)
