@@ -4,11 +4,19 @@ package kv
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
-// fullyAllocated reports whether every block of the file is allocated.
-func fullyAllocated(st os.FileInfo) bool {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int64(sys.Blocks)*512 >= st.Size()
+// blocks is the bytes the segment files take on the file system.
+func (d *fileDevice) blocks(segs []*segment) int64 {
+	var n int64
+	for _, g := range segs {
+		if st, err := os.Stat(filepath.Join(d.dir, segName(g.idx))); err == nil {
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+				n += int64(sys.Blocks) * 512
+			}
+		}
+	}
+	return n
 }

@@ -116,6 +116,7 @@ func benchPut(b *testing.B, mode string, size int) {
 	st := s.Stats()
 	b.ReportMetric(float64(st.Puts)/float64(max(st.Batches, 1)), "puts/batch")
 	b.ReportMetric(float64(st.AppendedBytes)/float64(max(st.Puts, 1)), "logB/put")
+	b.ReportMetric(float64(st.ExtendWaits+st.GrowWaits), "growwaits") // (grow.go: a writer did the grower's work)
 }
 
 // BenchmarkRawAppend is the bound: the same records (key, value and a

@@ -342,7 +342,7 @@ func (a *buildAcc) account(t *table, sh int, ordered bool) {
 			continue
 		}
 		l := e.loc()
-		a.live[l.dev][l.seg] += l.size()
+		a.live[l.dev][l.seg] += l.dataSize()
 		a.maxS[l.dev][l.seg] = max(a.maxS[l.dev][l.seg], l.serial)
 		if !l.tomb() {
 			a.keys++

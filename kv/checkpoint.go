@@ -430,7 +430,7 @@ func (s *Store) checkpointLocked() error {
 	}
 	c.chains = append(c.chains, s.orphans...)
 	entries, _, _, _ := s.idx.counts()
-	b, err := encodeCheckpointWalk(c, s.storeID, entries, s.idx.each)
+	b, err := encodeCheckpointWalk(c, s.storeID, entries, s.progressEach(entries))
 	if err != nil {
 		return err
 	}

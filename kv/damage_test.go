@@ -227,19 +227,20 @@ func TestFormat1Refused(t *testing.T) {
 	require.ErrorContains(t, err, "format 2")
 }
 
-// TestLostSegmentFile: the file of a data segment in use removed from a
-// closed store. Open makes the device's last segment again (as zeros, to
-// DeviceSize), but the checkpoint's entries naming it are kept and
-// reported: their keys read ErrCorrupt, not ErrNotFound.
+// TestLostSegmentFile: the file of a data segment in use (the device's
+// last) removed from a closed store. Open makes it again as zeros (kv.id
+// counts the device's files), and the checkpoint's entries naming it are
+// kept and reported: their keys read ErrCorrupt, not ErrNotFound.
 func TestLostSegmentFile(t *testing.T) {
 	o := testOptions(t, 1)
 	o.WorkersPerDevice, o.NoStartupGC = 1, true
 	s := mustOpen(t, o)
-	last := len(s.devs[0].segs) - 1
-	// The pool hands out segments in file order and keeps 2 back from
-	// puts; the freed ones queue after them: fill, free, fill again.
+	last := int(o.DeviceSize/o.SegmentSize) - 1
+	// The pool hands out segments in file order (the device grows to
+	// DeviceSize) and keeps 2 back from puts; the freed ones queue after
+	// them: fill, free, fill again.
 	val := bytes.Repeat([]byte{'v'}, 500)
-	for i := 0; s.devs[0].freeCount() > reservePut+1; i++ {
+	for i := 0; len(s.devs[0].list()) <= last || s.devs[0].freeCount() > reservePut+1; i++ {
 		require.NoError(t, s.Put(fmt.Appendf(nil, "k%04d", i%40), val))
 	}
 	_, err := s.GC()
@@ -253,7 +254,7 @@ func TestLostSegmentFile(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, os.Remove(segFile(o, 0, last)))
 	s = mustOpen(t, o)
-	require.Equal(t, 1, s.Recovery().ZeroedHeaders)
+	require.Equal(t, 1, s.Recovery().ZeroedHeaders, "kv.id's file count: the file is made again, its references reported")
 	_, err = s.Get([]byte("there"))
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorIs(t, s.Check(), ErrCorrupt)

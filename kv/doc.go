@@ -87,10 +87,12 @@
 //
 // # Errors
 //
-// ErrClosed after Close; ErrFull when no device has a free segment and
-// the cleaner cannot free one (a write that finds none first waits for
-// the cleaner, up to Options.FullWait; the operation wrote nothing; gets
-// still work; delete and GC to make room);
+// ErrClosed after Close; ErrFull when every device is at its DeviceSize,
+// none has a free segment and the cleaner cannot free one (a write that
+// finds none first waits for the cleaner, up to Options.FullWait; the
+// operation wrote nothing; gets still work; delete and GC to make room);
+// ErrNoSpace (persist.ErrFull) when a device's file system has no room
+// for the store to grow or a checkpoint to be written (nothing written);
 // ErrBadFormat for a segment or checkpoint of another kind or store;
 // ErrCorrupt from Check (corrupt bytes are never returned as a value: a
 // Get whose record fails its checksum is ErrCorrupt too); ErrBusy when

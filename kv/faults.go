@@ -36,10 +36,11 @@ func (s *Store) failure() error {
 }
 
 // fullErr is err of what (a file or mapping that could not be
-// allocated: ENOSPC, EDQUOT, persist.ErrFull, is an ErrFull too).
+// allocated: ENOSPC, EDQUOT, persist.ErrFull, is an ErrNoSpace: the file
+// system is full, where ErrFull is the store at its DeviceSize).
 func fullErr(what string, err error) error {
 	if errors.Is(err, persist.ErrFull) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return fmt.Errorf("%w: %s: %w", ErrFull, what, err)
+		return fmt.Errorf("%w: %s: %w", ErrNoSpace, what, err)
 	}
 	return fmt.Errorf("kv: %s: %w", what, err)
 }

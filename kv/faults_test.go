@@ -107,7 +107,7 @@ func (d fullDir) write(name string, _ []byte) error {
 	return &os.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}
 }
 
-// A checkpoint on a full disk is ErrFull; the store goes on serving and
+// A checkpoint on a full disk is ErrNoSpace; the store goes on serving and
 // taking writes, the previous checkpoint stands, and a reopen (the disk
 // with room again) has every acknowledged write.
 func TestFullCheckpointDir(t *testing.T) {
@@ -125,7 +125,8 @@ func TestFullCheckpointDir(t *testing.T) {
 		require.NoError(t, s.Put(fmt.Appendf(nil, "b%03d", i), []byte("2")))
 	}
 	err = s.Checkpoint()
-	require.ErrorIs(t, err, ErrFull)
+	require.ErrorIs(t, err, ErrNoSpace)
+	require.ErrorIs(t, err, persist.ErrFull)
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	require.Equal(t, 1, strings.Count(err.Error(), "kv:"), "%v", err)
 	require.NoError(t, s.Put([]byte("c"), []byte("3")))
@@ -135,7 +136,7 @@ func TestFullCheckpointDir(t *testing.T) {
 	after, err := good.list()
 	require.NoError(t, err)
 	require.Equal(t, names, after, "the checkpoints before the full disk stand")
-	require.ErrorIs(t, s.Close(), ErrFull) // its checkpoint fails too
+	require.ErrorIs(t, s.Close(), ErrNoSpace) // its checkpoint fails too
 	s = mustOpen(t, o)
 	defer s.Close()
 	for i := range 100 {
@@ -149,9 +150,10 @@ func TestFullCheckpointDir(t *testing.T) {
 	require.Equal(t, "3", string(v))
 }
 
-// A device that cannot hold more segments (fallocate ENOSPC, injected):
-// growing the store at Open is ErrFull naming the device and segment,
-// and the store opens at its size with every value.
+// A device whose file system is full (fallocate ENOSPC at a log's
+// extension, injected): a put there is ErrNoSpace naming the device and
+// segment, nothing acknowledged is lost, and with room again the store
+// takes writes.
 func TestFullDeviceGrow(t *testing.T) {
 	o := testOptions(t, 1)
 	s := mustOpen(t, o)
@@ -159,14 +161,18 @@ func TestFullDeviceGrow(t *testing.T) {
 		require.NoError(t, s.Put(fmt.Appendf(nil, "k%03d", i), []byte("v")))
 	}
 	require.NoError(t, s.Close())
-	bigger := *o
-	bigger.DeviceSize = 2 * o.DeviceSize
-	bigger.Faults = &persist.Faults{Alloc: func(string, int64, int64) error { return syscall.ENOSPC }}
-	_, err := Open(&bigger)
-	require.ErrorIs(t, err, ErrFull)
+	full := *o
+	full.Faults = &persist.Faults{Alloc: func(string, int64, int64) error { return syscall.ENOSPC }}
+	s = mustOpen(t, &full)
+	var err error
+	for i := 0; err == nil && i < 1<<20; i++ {
+		err = s.Put(fmt.Appendf(nil, "x%07d", i), bytes.Repeat([]byte("v"), 1000))
+	}
+	require.ErrorIs(t, err, ErrNoSpace)
 	require.ErrorIs(t, err, persist.ErrFull)
+	require.NotErrorIs(t, err, ErrFull, "the file system is full, not the store")
 	require.Contains(t, err.Error(), o.Devices[0])
-	require.Contains(t, err.Error(), segName(int(o.DeviceSize/o.SegmentSize)))
+	require.NoError(t, s.Close())
 	s = mustOpen(t, o)
 	defer s.Close()
 	for i := range 100 {

@@ -66,15 +66,17 @@ func (s *Store) gc(all bool) (rep GCReport, err error) {
 			return rep, err
 		}
 	}
+	s.growForMoves(vs) // (grow.go)
 	if err := s.enter(); err != nil {
 		return rep, err
 	}
 	defer s.ops.RUnlock()
 	floor := s.floor()
-	for _, v := range vs {
+	for i, v := range vs {
 		if err := s.clean(v, floor, &rep); err != nil {
 			return rep, err
 		}
+		s.progress("gc", "segments", int64(i+1), int64(len(vs)))
 	}
 	n, err := s.freeMeta()
 	rep.SegmentsFreed += n
@@ -109,7 +111,7 @@ func (s *Store) needCheckpoints(vs []*victim) bool {
 		}
 	}
 	for _, d := range s.devs {
-		for _, g := range d.segs {
+		for _, g := range d.list() {
 			if g.sealedMeta() && !s.metaFreeable(g) {
 				return true
 			}
@@ -175,8 +177,15 @@ func (s *Store) victims(all bool, rep *GCReport) []*victim {
 	// shards that each reads (drained before, a segment sealed in
 	// between lost its newest entries to the free).
 	s.drainMerge()
+	segs := make([][]*segment, len(s.devs)) // (a device may grow meanwhile: grow.go)
+	for i, d := range s.devs {
+		segs[i] = d.list()
+	}
 	s.idx.each(func(k []byte, l loc) {
-		g := s.devs[l.dev].segs[l.seg]
+		if int(l.seg) >= len(segs[l.dev]) {
+			return // a segment added since: not a victim
+		}
+		g := segs[l.dev][l.seg]
 		if v := byseg[g]; v != nil && g.epoch.Load() == l.epoch {
 			v.live = append(v.live, krec{key: clone(k), l: l})
 		}
@@ -185,7 +194,10 @@ func (s *Store) victims(all bool, rep *GCReport) []*victim {
 	// Keep the victims whose live bytes fit in each device's free room.
 	room := map[*device]int64{}
 	for _, d := range s.devs {
-		room[d] = int64(d.freeCount()) * int64(s.c.SegmentSize-bodyOff) / 2
+		d.mu.Lock()
+		free := len(d.free) + d.limit - len(d.segs) // (with the segments it may grow by: grow.go)
+		d.mu.Unlock()
+		room[d] = int64(free) * int64(s.c.SegmentSize-bodyOff) / 2
 	}
 	out := vs[:0]
 	for _, v := range vs {
@@ -314,12 +326,15 @@ func (s *Store) markNeedsCheckpoint() error {
 	if s.needsCkpt {
 		return nil
 	}
-	for i, d := range s.devs {
-		if err := d.dm.setID(idLine(s.storeID, i, len(s.devs), s.c.SegmentSize, true)); err != nil {
+	s.grow.idMu.Lock() // (the grower rewrites kv.id too: grow.go)
+	defer s.grow.idMu.Unlock()
+	s.needsCkpt = true
+	for _, d := range s.devs {
+		if err := d.dm.setID(s.idOf(d, d.idFiles)); err != nil {
+			s.needsCkpt = false
 			return fmt.Errorf("kv: device %s: mark kv.id (a checkpoint is needed from now on): %w", d.dm.name(), err)
 		}
 	}
-	s.needsCkpt = true
 	return nil
 }
 
@@ -349,9 +364,14 @@ func (s *Store) cleaner() {
 	}
 }
 
+// lowOnSpace: a device's free segments, counting those it may still
+// grow by (grow.go), are below GCThreshold of its limit.
 func (s *Store) lowOnSpace() bool {
 	for _, d := range s.devs {
-		if float64(d.freeCount()) < s.c.GCThreshold*float64(len(d.segs)) {
+		d.mu.Lock()
+		free := len(d.free) + d.limit - len(d.segs)
+		d.mu.Unlock()
+		if float64(free) < s.c.GCThreshold*float64(d.limit) {
 			return true
 		}
 	}

@@ -25,7 +25,10 @@ type loc struct {
 func (l loc) tomb() bool    { return l.vlen&tombBit != 0 }
 func (l loc) ttl() bool     { return l.vlen&ttlBit != 0 } // the record ends with a deadline
 func (l loc) valueLen() int { return int(l.vlen & vlenMask) }
-func (l loc) size() int64   { return int64(recSize(int(l.klen), l.valueLen()) + entrySize) }
+func (l loc) size() int64   { return l.dataSize() + entrySize }
+
+// dataSize is the bytes of the record in its data segment (its live bytes).
+func (l loc) dataSize() int64 { return int64(recSize(int(l.klen), l.valueLen())) }
 
 // newer reports whether a wins over b: the higher serial. A version moved
 // by GC keeps its serial; between two copies of one version the index

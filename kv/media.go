@@ -74,7 +74,7 @@ func (m *fileMedia) device(i int) (deviceMedia, error) {
 		lock.Close()
 		return nil, err
 	}
-	d := &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu, ro: m.c.ReadOnly, faults: m.c.Faults}
+	d := &fileDevice{dir: dir, lock: lock, pmem: m.c.PMem, emu: emu, ro: m.c.ReadOnly, faults: m.c.Faults, broken: m.c.broken, growHook: m.c.growHook}
 	if noLock != nil {
 		d.made = append(d.made, lockPath) // space.go
 	}
@@ -108,6 +108,10 @@ type fileDevice struct {
 	faults  *persist.Faults  // Options.Faults, given to every segment mapped
 	made    []string         // files this open created (space.go: removed if the creation fails)
 	regions []*persist.Region
+	// tests: the broken variant growInPlace and a hook at each step of
+	// making a segment (the growth SIGKILL test).
+	broken   broken
+	growHook func(dir string, seg int, stage string) error
 }
 
 const idFile = "kv.id"
@@ -129,15 +133,10 @@ func (d *fileDevice) setID(b []byte) error {
 
 func segName(i int) string { return fmt.Sprintf("seg-%05d.kv", i) }
 
-// mapSeg maps segment i. A created segment is pre-allocated and
-// pre-faulted here; an existing one is mapped without touching its pages
-// (recovery reads only the logs' used parts) and pre-faulted later, in
-// the background (prefault). An existing segment whose blocks are all
-// allocated (what creation left) is not preallocated again, which on a
-// reopen of a big device was a tenth of the time; one with holes (a
-// creation cut short) is.
-func (d *fileDevice) mapSeg(i int, size int64, create bool, allocated bool) (*persist.Region, error) {
-	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, Create: create, ForcePMem: d.pmem, NoPrefault: !create, Sparse: allocated, ReadOnly: d.ro, Device: d.emu, Faults: d.faults})
+// mapSeg maps segment i, sparse: its blocks are allocated and faulted in
+// window by window ahead of the log that uses it (grow.go), not here.
+func (d *fileDevice) mapSeg(i int, size int64) (*persist.Region, error) {
+	r, err := persist.Map(filepath.Join(d.dir, segName(i)), &persist.Options{Size: size, ForcePMem: d.pmem, NoPrefault: true, Sparse: true, ReadOnly: d.ro, Device: d.emu, Faults: d.faults})
 	if err != nil {
 		return nil, fullErr(fmt.Sprintf("device %s: segment %d", d.dir, i), err)
 	}
@@ -145,6 +144,9 @@ func (d *fileDevice) mapSeg(i int, size int64, create bool, allocated bool) (*pe
 }
 
 func (d *fileDevice) segments(size int64) ([]*persist.Region, error) {
+	if !d.ro {
+		d.removeTemps()
+	}
 	names, err := filepath.Glob(filepath.Join(d.dir, "seg-*.kv"))
 	if err != nil {
 		return nil, err
@@ -161,7 +163,7 @@ func (d *fileDevice) segments(size int64) ([]*persist.Region, error) {
 		if st.Size() != size {
 			return nil, fmt.Errorf("%w: device %s: %s is %d bytes, the store's segments are %d", ErrBadFormat, d.dir, filepath.Base(n), st.Size(), size)
 		}
-		r, err := d.mapSeg(i, 0, false, fullyAllocated(st))
+		r, err := d.mapSeg(i, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -170,16 +172,78 @@ func (d *fileDevice) segments(size int64) ([]*persist.Region, error) {
 	return d.regions, nil
 }
 
+// grow adds segments up to n. Each is made whole under a temporary name
+// (created, sized, synced) and then renamed into the sequence, the
+// directory synced: a crash in between leaves a temporary file, which
+// the next Open removes (nothing was recorded in it), never a segment
+// file cut short.
 func (d *fileDevice) grow(n int, size int64) ([]*persist.Region, error) {
 	for i := len(d.regions); i < n; i++ {
-		d.made = append(d.made, filepath.Join(d.dir, segName(i)))
-		r, err := d.mapSeg(i, size, true, false)
+		path := filepath.Join(d.dir, segName(i))
+		d.made = append(d.made, path)
+		if err := d.makeSeg(i, path, size); err != nil {
+			return d.regions, fullErr(fmt.Sprintf("device %s: segment %d", d.dir, i), err)
+		}
+		r, err := d.mapSeg(i, size)
 		if err != nil {
 			return d.regions, err
 		}
 		d.regions = append(d.regions, r)
 	}
-	return d.regions, osDir(d.dir).syncDir()
+	return d.regions, nil
+}
+
+func segTemp(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+}
+
+func (d *fileDevice) makeSeg(i int, path string, size int64) error {
+	if d.broken.growInPlace {
+		// The broken variant: made in place, a crash leaves it short.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		err = errors.Join(d.hook(i, "created"), f.Truncate(size), f.Sync(), f.Close())
+		if err != nil {
+			return err
+		}
+		return osDir(d.dir).syncDir()
+	}
+	tmp := segTemp(path)
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	err = errors.Join(f.Truncate(size), f.Sync(), f.Close())
+	if err == nil {
+		err = d.hook(i, "sized")
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return osDir(d.dir).syncDir()
+}
+
+// removeTemps removes the temporary files of segments whose making a
+// crash cut short.
+func (d *fileDevice) removeTemps() {
+	tmps, _ := filepath.Glob(filepath.Join(d.dir, ".seg-*.kv.tmp"))
+	for _, t := range tmps {
+		_ = os.Remove(t)
+	}
+}
+
+func (d *fileDevice) hook(seg int, stage string) error {
+	if d.growHook != nil {
+		return d.growHook(d.dir, seg, stage)
+	}
+	return nil
 }
 
 func (d *fileDevice) close() error {

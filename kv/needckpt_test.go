@@ -67,12 +67,15 @@ func TestMissingCheckpointRefused(t *testing.T) {
 // anything else is ErrBadFormat.
 func TestIDLine(t *testing.T) {
 	for _, need := range []bool{false, true} {
-		id, dev, devs, seg, got, err := parseID(idLine(0xabc, 1, 2, 1<<20, need))
-		require.NoError(t, err)
-		require.Equal(t, []any{uint64(0xabc), 1, 2, int64(1 << 20), need}, []any{id, dev, devs, seg, got})
+		for _, files := range []int{0, 17} {
+			want := idInfo{storeID: 0xabc, dev: 1, devs: 2, segSize: 1 << 20, files: files, needsCkpt: need}
+			got, err := parseID(idLine(want))
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		}
 	}
-	for _, bad := range []string{"", "braid kv store 1 device 0 of 1", "braid kv store 1 device 0 of 1 segment 5 extra", "hello"} {
-		_, _, _, _, _, err := parseID([]byte(bad))
+	for _, bad := range []string{"", "braid kv store 1 device 0 of 1", "braid kv store 1 device 0 of 1 segment 5 extra", "braid kv store 1 device 0 of 1 segment 5 files x", "hello"} {
+		_, err := parseID([]byte(bad))
 		require.ErrorIs(t, err, ErrBadFormat, "%q", bad)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,14 +13,29 @@ import (
 
 // The identity file of a device (kv.id) names the store and the device's
 // place in it, so that a device of another store, or the devices listed
-// in another order, are refused (ErrBadFormat) instead of mixed up. Once
-// GC has freed a metadata segment that a checkpoint covered, the line
-// ends with idNeedsCheckpoint: from then on the logs no longer hold the
-// whole store, and an Open that finds no checkpoint refuses it
+// in another order, are refused (ErrBadFormat) instead of mixed up. It
+// says how many segment files the device has had ("files N", rewritten
+// before a segment added by growth is used: grow.go), so that a file lost
+// from its end is made again as zeros and the references to it reported
+// (media.go's zeroed headers), never taken for a device that never had
+// it. Once GC has freed a metadata segment that a checkpoint covered, the
+// line ends with idNeedsCheckpoint: from then on the logs no longer hold
+// the whole store, and an Open that finds no checkpoint refuses it
 // (ErrCorrupt) instead of opening what is left of the logs as the store.
-func idLine(storeID uint64, dev, devs int, segSize int64, needsCkpt bool) []byte {
-	b := fmt.Appendf(nil, "braid kv store %016x device %d of %d segment %d", storeID, dev, devs, segSize)
-	if needsCkpt {
+type idInfo struct {
+	storeID   uint64
+	dev, devs int
+	segSize   int64
+	files     int // 0: not said (a store made before growth)
+	needsCkpt bool
+}
+
+func idLine(in idInfo) []byte {
+	b := fmt.Appendf(nil, "braid kv store %016x device %d of %d segment %d", in.storeID, in.dev, in.devs, in.segSize)
+	if in.files > 0 {
+		b = fmt.Appendf(b, " files %d", in.files)
+	}
+	if in.needsCkpt {
 		b = append(b, idNeedsCheckpoint...)
 	}
 	return append(b, '\n')
@@ -27,15 +43,25 @@ func idLine(storeID uint64, dev, devs int, segSize int64, needsCkpt bool) []byte
 
 const idNeedsCheckpoint = " needs-checkpoint"
 
-func parseID(b []byte) (storeID uint64, dev, devs int, segSize int64, needsCkpt bool, err error) {
+func parseID(b []byte) (in idInfo, err error) {
 	line := strings.TrimSpace(string(b))
-	line, needsCkpt = strings.CutSuffix(line, idNeedsCheckpoint)
-	var rest string
-	n, err := fmt.Sscanf(line+" .", "braid kv store %x device %d of %d segment %d %s", &storeID, &dev, &devs, &segSize, &rest)
-	if err != nil || n != 5 || rest != "." {
-		return 0, 0, 0, 0, false, fmt.Errorf("%w: identity file %q is not a kv store's: %v", ErrBadFormat, b, err)
+	line, in.needsCkpt = strings.CutSuffix(line, idNeedsCheckpoint)
+	bad := func(err error) (idInfo, error) {
+		return idInfo{}, fmt.Errorf("%w: identity file %q is not a kv store's: %v", ErrBadFormat, b, err)
 	}
-	return storeID, dev, devs, segSize, needsCkpt, nil
+	if i := strings.LastIndex(line, " files "); i >= 0 {
+		n, err := strconv.Atoi(line[i+len(" files "):])
+		if err != nil || n < 1 {
+			return bad(fmt.Errorf("files %q", line[i+len(" files "):]))
+		}
+		in.files, line = n, line[:i]
+	}
+	var rest string
+	n, err := fmt.Sscanf(line+" .", "braid kv store %x device %d of %d segment %d %s", &in.storeID, &in.dev, &in.devs, &in.segSize, &rest)
+	if err != nil || n != 5 || rest != "." {
+		return bad(err)
+	}
+	return in, nil
 }
 
 // openMedia locks every device, reads the identities, creates the
@@ -81,10 +107,12 @@ func (s *Store) openMedia() error {
 		if ids[i] == nil {
 			continue
 		}
-		id, dev, devs, seg, needsCkpt, err := parseID(ids[i])
+		in, err := parseID(ids[i])
 		if err != nil {
 			return fmt.Errorf("kv: device %s: %w", d.dm.name(), err)
 		}
+		id, dev, devs, seg, needsCkpt := in.storeID, in.dev, in.devs, in.segSize, in.needsCkpt
+		d.idFiles = in.files
 		switch {
 		case s.storeID != 0 && id != s.storeID:
 			return fmt.Errorf("%w: device %s belongs to store %016x, device %s to store %016x", ErrBadFormat, d.dm.name(), id, s.devs[0].dm.name(), s.storeID)
@@ -106,10 +134,9 @@ func (s *Store) openMedia() error {
 
 func (s *Store) mapSegments(ids [][]byte) error {
 	c := &s.c
-	want := c.segments
-	if want == 0 {
-		want = int(DefaultDeviceSize / c.SegmentSize)
-		want = max(want, MinSegments(c.workers))
+	limit := c.segments
+	if limit == 0 {
+		limit = max(int(DefaultDeviceSize/c.SegmentSize), MinSegments(c.workers))
 	}
 	for i, d := range s.devs {
 		regions, err := d.dm.segments(c.SegmentSize)
@@ -126,22 +153,40 @@ func (s *Store) mapSegments(ids [][]byte) error {
 			}
 		}
 		existed := len(regions) // the segments after these are new files: zeros
+		_, sparse := d.dm.(extender)
+		// A device starts with the segments its workers need and grows
+		// (grow.go); one whose media cannot add files has them all now.
+		want := limit
+		if sparse {
+			want = MinSegments(c.workers)
+		}
+		if len(regions) < d.idFiles {
+			// Files lost from the device's end (damage): made again as
+			// zeros, the references to them reported (media.go).
+			if c.ReadOnly {
+				return fmt.Errorf("%w: device %s has %d segment files, its kv.id says %d", ErrCorrupt, d.dm.name(), len(regions), d.idFiles)
+			}
+			if regions, err = d.dm.grow(d.idFiles, c.SegmentSize); err != nil {
+				return err
+			}
+		}
 		if len(regions) < want && (ids[i] == nil || c.DeviceSize != 0) && !c.ReadOnly {
-			if err := checkSpace(d.dm, want-len(regions), c.SegmentSize, int64(want)*c.SegmentSize); err != nil {
+			if err := checkCreate(d.dm, want-len(regions), c.workers*2*s.grow.ahead, int64(limit)*c.SegmentSize); err != nil {
 				return err
 			}
 			if regions, err = d.dm.grow(want, c.SegmentSize); err != nil {
 				return err
 			}
 		}
-		if err := c.checkSegments(len(regions), "device "+d.dm.name()+" has"); err != nil {
-			return err
-		}
+		d.limit, d.grows = max(limit, len(regions)), sparse && !c.ReadOnly
 		for j, r := range regions {
 			if int64(r.Size()) != c.SegmentSize {
 				return fmt.Errorf("%w: device %s segment %d is %d bytes, want %d", ErrBadFormat, d.dm.name(), j, r.Size(), c.SegmentSize)
 			}
 			g := &segment{dev: d, idx: j, r: r, mem: r.Bytes(), size: r.Size(), zeroed: j >= existed}
+			if !sparse {
+				g.ext.Store(int64(g.size))
+			}
 			if g.bad = r.Poisoned(); len(g.bad) > 0 {
 				g.poisoned.Store(true)
 				s.rep.PoisonedSegments++
@@ -170,8 +215,8 @@ func (s *Store) mapSegments(ids [][]byte) error {
 			}
 			d.segs = append(d.segs, g)
 		}
-		if ids[i] == nil {
-			if err := d.dm.setID(idLine(s.storeID, i, len(s.devs), c.SegmentSize, false)); err != nil {
+		if ids[i] == nil || d.idFiles < len(d.segs) && d.grows {
+			if err := s.writeID(d, len(d.segs)); err != nil {
 				return fmt.Errorf("kv: device %s: write identity: %w", d.dm.name(), err)
 			}
 		}

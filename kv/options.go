@@ -13,7 +13,7 @@ import (
 // Defaults and limits of Options.
 const (
 	DefaultSegmentSize = 64 << 20 // bytes of one log segment
-	DefaultDeviceSize  = 1 << 30  // bytes pre-allocated per device
+	DefaultDeviceSize  = 1 << 30  // the most bytes of segments per device
 	DefaultQueueDepth  = 1024     // requests queued per worker
 	DefaultBatchBytes  = 32 << 10 // a worker's batch closes at this many log bytes
 	DefaultMaxKey      = 1024
@@ -74,11 +74,13 @@ type Options struct {
 	// SegmentSize is the bytes of one data or metadata log segment (a
 	// multiple of 4096). 0 means DefaultSegmentSize.
 	SegmentSize int64
-	// DeviceSize is the bytes pre-allocated per device, a multiple of
-	// SegmentSize holding at least MinSegments(workers) segments: two
-	// per worker, the free segments kept back for deletes and the
-	// cleaner, and one to fill past them. 0 means
-	// DefaultDeviceSize (or the segments already there when reopening).
+	// DeviceSize is the most bytes of segments a device may have (a
+	// limit: segment files are added, sparse, as data arrives; grow.go),
+	// a multiple of SegmentSize holding at least MinSegments(workers)
+	// segments: two per worker, the free segments kept back for deletes
+	// and the cleaner, and one to fill past them. The background cleaner
+	// keeps GCThreshold of it free. 0 means DefaultDeviceSize (or the
+	// segments already there when reopening, if more).
 	DeviceSize int64
 	// OrderedIndex keeps an ordered index (a B-tree) beside the hash
 	// index, so that Scan works. It costs DRAM and put throughput.
@@ -125,8 +127,9 @@ type Options struct {
 	Profile *pmdevice.Profile
 	// Shards is the number of index shards; 0 means DefaultShards.
 	Shards int
-	// GCThreshold is the fraction of a device's segments that must stay
-	// free: below it the background cleaner runs. 0 means
+	// GCThreshold is the fraction of a device's DeviceSize that must stay
+	// free (free segments and those it may still grow by): below it the
+	// background cleaner runs. 0 means
 	// DefaultGCThreshold; negative turns the background cleaner off (GC
 	// then runs only when called, at start-up and when a device is full).
 	GCThreshold float64
@@ -157,6 +160,10 @@ type Options struct {
 	// on DAX (persist.Options.ForcePMem; BRAID_FORCE_PMEM=1 does the same).
 	// Without it a file on tmpfs or a disk is made durable with msync.
 	PMem bool
+	// Progress, when set, is told how far Open's recovery, GC passes and
+	// checkpoints have come (progress.go): for a progress bar. It runs
+	// in the goroutine doing the work and must not call the Store.
+	Progress func(Progress)
 	// Clock is the time deadlines are compared with (expire.go); nil:
 	// time.Now. Tests inject a fake one. The store never acts on a time
 	// earlier than one it has acted on since Open.
@@ -201,6 +208,10 @@ type Options struct {
 	// parkOnly makes a combining follower park at once instead of
 	// polling first (combine.go; benchmarks compare the two).
 	parkOnly bool
+	// growHook, tests: called at each step of making or extending a
+	// segment file ("created", "sized", "extend"); an error it returns
+	// is that step's.
+	growHook func(dir string, seg int, stage string) error
 }
 
 // config is Options with the defaults resolved.

@@ -73,6 +73,9 @@ func (s *Store) recover() error {
 		return err
 	}
 	s.rep.CheckpointTime = time.Since(t0)
+	if ck != nil {
+		s.progress("recover", "checkpoint", int64(len(ck.recs)), int64(len(ck.recs)))
+	}
 	chains := s.chains(ck)
 	if testBeforeReplay != nil {
 		testBeforeReplay(s)
@@ -103,7 +106,9 @@ func (s *Store) recover() error {
 		srcs = append(srcs, ch.out)
 		ch.out = nil
 	}
+	s.progress("recover", "index", 0, int64(len(s.idx.shards)))
 	s.build(srcs)
+	s.progress("recover", "index", int64(len(s.idx.shards)), int64(len(s.idx.shards)))
 	s.loadDeadlines()
 	s.settleZeroed()
 	s.rep.IndexTime = time.Since(t2)
@@ -136,6 +141,7 @@ func (s *Store) replayAll(ck *ckView, chains []*chain) ([]*parts, error) {
 	if ck != nil && !s.c.lazy {
 		ckParts = s.partition(ck, sem, &wg)
 	}
+	var replayed int64 // (progress.go)
 	for _, ch := range chains {
 		ch.out = newParts(len(s.idx.shards))
 		wg.Add(1)
@@ -149,6 +155,7 @@ func (s *Store) replayAll(ck *ckView, chains []*chain) ([]*parts, error) {
 			if err := persist.Guard(func() error { s.replay(ch); return nil }, s.devs[ch.dev].regions()...); err != nil {
 				ch.err = fmt.Errorf("kv: recovery of device %s, worker %d's logs: %w", s.devs[ch.dev].dm.name(), ch.owner, err)
 			}
+			s.progressAdd("recover", "logs", &replayed, int64(len(chains)))
 		}()
 	}
 	wg.Wait()

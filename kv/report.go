@@ -9,9 +9,11 @@ type Stats struct {
 
 	Keys       int64 // live keys
 	Tombstones int64 // deletes the index still remembers (dropped by GC)
-	// LiveBytes is the media bytes of the latest versions (data records
-	// and metadata entries); AllocatedBytes the bytes of the segments in
-	// use; SpaceAmplification their ratio (0 when nothing is live).
+	// LiveBytes is the bytes of the latest versions' records in the data
+	// segments; AllocatedBytes the bytes the segment files take on their
+	// file systems (allocated blocks: the logs, their metadata, the
+	// windows ready ahead of them, free segments' leftovers);
+	// SpaceAmplification their ratio (0 when nothing is live).
 	LiveBytes, AllocatedBytes int64
 	SpaceAmplification        float64
 	Devices                   []DeviceStats
@@ -30,8 +32,14 @@ type Stats struct {
 	SegmentsFreed                uint64
 	// RoomWaits counts the writes that found no free segment and waited
 	// for the cleaner (each once, however long it waited).
-	RoomWaits   uint64
-	Checkpoints uint64
+	RoomWaits uint64
+	// ExtendWaits counts the log extensions a writer made itself because
+	// the background had not made them ahead; GrowWaits the writes that
+	// found no free segment while their device could still grow and
+	// waited for a new segment file; SegmentsAdded the segment files
+	// created since Open after the first ones (grow.go).
+	ExtendWaits, GrowWaits, SegmentsAdded uint64
+	Checkpoints                           uint64
 	// Expires is the keys with a deadline (expired ones not yet dropped
 	// included: Redis's keyspace "expires="); ExpiredKeys the versions
 	// dropped because their deadline passed since Open (Redis's
@@ -42,9 +50,12 @@ type Stats struct {
 
 // DeviceStats describes one device.
 type DeviceStats struct {
-	Dir                   string
-	Segments              int // segment files
-	Data, Metadata, Free  int // segments in each role
+	Dir                  string
+	Segments             int // segment files
+	Limit                int // the most segment files it may have (DeviceSize)
+	Data, Metadata, Free int // segments in each role
+	// LiveBytes: the latest versions' records; AllocBytes: the blocks
+	// of the segment files.
 	LiveBytes, AllocBytes int64
 }
 

@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,7 +135,7 @@ func (s *Store) route(rw *roomWait, serial uint64) *worker {
 // picks where), or the final error.
 func (s *Store) awaitRoom(rw *roomWait, e *roomError) error {
 	if s.c.FullWait < 0 {
-		return e
+		return s.awaitGrowth(e)
 	}
 	if !rw.started {
 		rw.started, rw.start, rw.first = true, time.Now(), e.gid
@@ -160,24 +161,28 @@ func (s *Store) awaitRoom(rw *roomWait, e *roomError) error {
 		}
 		ch, failed, ferr := s.room.ch, s.room.failed > rw.since, s.room.failErr
 		s.room.mu.Unlock()
+		can, gerr := s.growing()
+		growing := can && gerr == nil
 		switch {
 		case s.closed.Load():
 			return ErrClosed
+		case growing:
+			// The grower is adding a segment (grow.go): wait for it.
 		case failed && ferr != nil:
 			e.why = fmt.Sprintf("the cleaner failed: %v", ferr)
-			return e
+			return noSpace(e, gerr)
 		case failed:
 			e.why = "a cleaning pass freed no segment: live data fills the device"
-			return e
+			return noSpace(e, gerr)
 		}
-		if !s.anyRoom() {
+		if !growing && !s.anyRoom() {
 			e.why = fmt.Sprintf("live data fills the devices: their sealed data segments hold less than a segment (%d bytes) of garbage each", s.c.SegmentSize-bodyOff)
-			return e
+			return noSpace(e, gerr)
 		}
 		left := s.c.FullWait - time.Since(rw.start)
 		if left <= 0 {
 			e.why = fmt.Sprintf("the cleaner freed no room in %v (Options.FullWait)", s.c.FullWait)
-			return e
+			return noSpace(e, gerr)
 		}
 		s.kickCleaner()
 		t := time.NewTimer(left)
@@ -188,6 +193,61 @@ func (s *Store) awaitRoom(rw *roomWait, e *roomError) error {
 		}
 		t.Stop()
 	}
+}
+
+// growing: some device is below its limit and may get a segment file
+// (grow.go; the grower is kicked), and err is why the last growth was
+// refused, if it was.
+func (s *Store) growing() (bool, error) {
+	err := s.growErr()
+	for _, d := range s.devs {
+		d.mu.Lock()
+		can := d.canGrow()
+		d.mu.Unlock()
+		if can {
+			s.kickGrow()
+			return true, err
+		}
+	}
+	return false, err
+}
+
+// awaitGrowth is awaitRoom without waiting for the cleaner
+// (FullWait < 0): while a device may grow, the write waits for its new
+// segment file (grow.go).
+func (s *Store) awaitGrowth(e *roomError) error {
+	for {
+		s.room.mu.Lock()
+		if s.room.ch == nil {
+			s.room.ch = make(chan struct{})
+		}
+		ch := s.room.ch
+		s.room.mu.Unlock()
+		can, gerr := s.growing()
+		if !can || gerr != nil {
+			return noSpace(e, gerr)
+		}
+		for _, d := range s.devs {
+			if d.freeCount() > reservePut {
+				return nil // a segment came: try again
+			}
+		}
+		select {
+		case <-ch:
+		case <-s.stop:
+			return ErrClosed
+		}
+	}
+}
+
+// noSpace is the error of a write that gave up waiting for room: e, or
+// when the device could not grow for want of free space (ErrNoSpace),
+// that, with e.
+func noSpace(e *roomError, gerr error) error {
+	if gerr == nil {
+		return e
+	}
+	return fmt.Errorf("%w (and %s)", gerr, strings.TrimPrefix(e.Error(), ErrFull.Error()+": "))
 }
 
 // anyRoom: some device has a free segment for a put or enough garbage

@@ -25,7 +25,11 @@ type segment struct {
 	// without zeroing it first. Read and cleared by the worker that
 	// formats it (it took the segment from the pool under dev.mu).
 	zeroed bool
-
+	// ext: the bytes from 0 allocated and faulted in (grow.go); the
+	// whole segment for one that is not a sparse file.
+	ext       atomic.Int64
+	extMu     sync.Mutex
+	extQueued atomic.Bool
 	tail      atomic.Int64  // bytes used (log end), for Stats and GC
 	live      atomic.Int64  // bytes of the latest versions it holds (data segments)
 	maxSerial atomic.Uint64 // newest entry (GC's age)
@@ -87,6 +91,19 @@ type device struct {
 
 	mu   sync.Mutex
 	free []int // free segment indices
+	// limit is the most segments the device may have (DeviceSize);
+	// grows: its media can add segment files (grow.go).
+	limit int
+	grows bool
+	// idFiles: the segment files its kv.id says it has had (grow.go).
+	idFiles int
+}
+
+// list is the device's segments now (segments are only ever added).
+func (d *device) list() []*segment {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.segs
 }
 
 // take hands out a free segment when more than reserve are free.
@@ -99,6 +116,22 @@ func (d *device) take(reserve int) (*segment, bool) {
 	g := d.segs[d.free[0]]
 	d.free = d.free[1:]
 	return g, true
+}
+
+// takeOrGrow is take; with the pool at the reserve or below it asks the
+// grower for a segment file (and counts a write that must wait for it).
+func (s *Store) takeOrGrow(d *device, reserve int) (*segment, bool) {
+	g, ok := d.take(reserve)
+	d.mu.Lock()
+	low, can := len(d.free) <= s.lowWater(), d.canGrow()
+	d.mu.Unlock()
+	if low && can {
+		s.kickGrow()
+		if !ok {
+			s.grow.growWaits.Add(1)
+		}
+	}
+	return g, ok
 }
 
 func (d *device) give(g *segment) {
@@ -120,11 +153,13 @@ func (d *device) freeCount() int {
 // device writes per worker before the first put). The header is committed
 // last, so a crash leaves the segment free.
 func (s *Store) format(g *segment, kind uint8, owner int) error {
+	if err := s.ready(g, bodyOff+2*entrySize); err != nil {
+		return err
+	}
 	if kind == kindMeta && !g.zeroed {
-		if err := g.r.Set(g.mem[bodyOff:], 0, persist.NoDrain); err != nil {
+		if err := s.zeroBody(g); err != nil {
 			return fmt.Errorf("kv: zero metadata segment: %w", err)
 		}
-		s.stats.mediaBytes.Add(uint64(len(g.mem) - bodyOff))
 	}
 	g.zeroed = false
 	k := &dataKind
@@ -238,9 +273,9 @@ func (l *logWriter) pending() int {
 
 // regions are the device's segment regions, for naming a fault's place.
 func (d *device) regions() []*persist.Region {
-	rs := make([]*persist.Region, len(d.segs))
-	for i, g := range d.segs {
-		rs[i] = g.r
+	rs := make([]*persist.Region, 0, len(d.segs))
+	for _, g := range d.segs {
+		rs = append(rs, g.r)
 	}
 	return rs
 }

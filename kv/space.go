@@ -19,23 +19,49 @@ import (
 // segments to create need (the message names both and DeviceSize).
 var ErrNoSpace = persist.NewError("kv: not enough free space for the store", persist.ErrFull)
 
-// freer is a device whose file system can say how much space is free.
-type freer interface{ free() (int64, error) }
+// freer is a device whose file system can say how much space it has and
+// how much of it is free.
+type freer interface {
+	space() (free, total int64, err error)
+}
 
-// checkSpace refuses to create n segments of size bytes on d when its file
-// system has less free space.
-func checkSpace(dm deviceMedia, n int, size, deviceSize int64) error {
+// checkCreate refuses to create a store on dm when its file system could
+// never hold DeviceSize (limit bytes), or has less free space than the n
+// first segments take at once: a page each, and a window per log (grow.go).
+func checkCreate(dm deviceMedia, n, windows int, limit int64) error {
 	f, ok := dm.(freer)
 	if !ok || n <= 0 {
 		return nil
 	}
-	avail, err := f.free()
+	avail, total, err := f.space()
 	if err != nil {
 		return nil // no answer: the creation itself reports a full disk
 	}
-	if need := int64(n) * size; need > avail {
-		return fmt.Errorf("%w: device %s: %d segments of %s need %s, and %s is free there: give a smaller DeviceSize (now %s) or free space",
-			ErrNoSpace, dm.name(), n, persist.FormatSize(size), persist.FormatSize(need), mib(avail), persist.FormatSize(deviceSize))
+	if limit > total {
+		return fmt.Errorf("%w: device %s: DeviceSize %s is more than its file system holds (%s, %s free): give a smaller DeviceSize",
+			ErrNoSpace, dm.name(), persist.FormatSize(limit), mib(total), mib(avail))
+	}
+	if need := int64(n)*4096 + int64(windows); need > avail {
+		return fmt.Errorf("%w: device %s: a new store takes %s at first, and %s is free there (DeviceSize %s is the most it may take)",
+			ErrNoSpace, dm.name(), mib(need), mib(avail), persist.FormatSize(limit))
+	}
+	return nil
+}
+
+// checkSpace refuses to add a segment of size bytes to dm (segment seg)
+// when its file system has less free space than the segment may take.
+func checkSpace(dm deviceMedia, seg int, size, limit int64) error {
+	f, ok := dm.(freer)
+	if !ok {
+		return nil
+	}
+	avail, _, err := f.space()
+	if err != nil {
+		return nil // no answer: the extension reports a full disk
+	}
+	if size > avail {
+		return fmt.Errorf("%w: device %s: segment %d may take %s, and %s is free there: free space, or give a smaller DeviceSize (now %s) to stop the store short of it",
+			ErrNoSpace, dm.name(), seg, persist.FormatSize(size), mib(avail), persist.FormatSize(limit))
 	}
 	return nil
 }

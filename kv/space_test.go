@@ -22,9 +22,9 @@ func segFiles(t *testing.T, dir string) []string {
 	return m
 }
 
-// TestNoSpace (issue 26 point 4): a store larger than its file system's
-// free space is refused before any segment is made, with the sizes and
-// the option named.
+// TestNoSpace (issue 26 point 4): a store whose DeviceSize its file system
+// could never hold is refused before any segment is made, with the sizes
+// and the option named.
 func TestNoSpace(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("statfs sizes of tmpfs")
@@ -34,7 +34,7 @@ func TestNoSpace(t *testing.T) {
 	_, err := Open(o)
 	require.ErrorIs(t, err, ErrNoSpace)
 	require.ErrorIs(t, err, persist.ErrFull)
-	require.Contains(t, err.Error(), "need 1048576 GiB")
+	require.Contains(t, err.Error(), "DeviceSize 1048576 GiB is more than its file system holds")
 	require.Contains(t, err.Error(), "DeviceSize")
 	require.Empty(t, segFiles(t, o.Devices[0]), "nothing created")
 }

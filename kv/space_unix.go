@@ -4,12 +4,12 @@ package kv
 
 import "golang.org/x/sys/unix"
 
-// free is the space an unprivileged writer may use on the device's file
-// system.
-func (d *fileDevice) free() (int64, error) {
+// space is the space an unprivileged writer may use on the device's file
+// system, and its size.
+func (d *fileDevice) space() (free, total int64, err error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(d.dir, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+	return int64(st.Bavail) * int64(st.Bsize), int64(st.Blocks) * int64(st.Bsize), nil
 }

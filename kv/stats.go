@@ -37,9 +37,10 @@ func (s *Store) Stats() Stats {
 	st.MergePending = s.idx.pending()
 	entries, tombs, keyB, dram := s.idx.counts()
 	st.Keys, st.Tombstones = int64(entries-tombs), int64(tombs)
+	st.ExtendWaits, st.GrowWaits, st.SegmentsAdded = s.grow.extendWaits.Load(), s.grow.growWaits.Load(), s.grow.grown.Load()
 	for _, d := range s.devs {
-		ds := DeviceStats{Dir: d.dm.name(), Segments: len(d.segs)}
 		d.mu.Lock()
+		ds := DeviceStats{Dir: d.dm.name(), Segments: len(d.segs), Limit: d.limit}
 		for _, g := range d.segs {
 			switch g.kind {
 			case kindData:
@@ -53,7 +54,11 @@ func (s *Store) Stats() Stats {
 			}
 			ds.AllocBytes += int64(g.size)
 		}
+		segs := d.segs
 		d.mu.Unlock()
+		if u, ok := d.dm.(blockCounter); ok {
+			ds.AllocBytes = u.blocks(segs)
+		}
 		st.LiveBytes += ds.LiveBytes
 		st.AllocatedBytes += ds.AllocBytes
 		st.Devices = append(st.Devices, ds)

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // Token is the location of a value as a put left it: which worker's data
@@ -73,7 +72,9 @@ type Store struct {
 	broken           broken
 	shared           sharedFences // the broken variant sharedFence (variant.go)
 	stats            storeStats
-	exp              expiry // deadlines (expire.go)
+	grow             growState     // sized to the data (grow.go)
+	prog             progressState // Options.Progress (progress.go)
+	exp              expiry        // deadlines (expire.go)
 	pool             sync.Pool
 	// readers bounds each device's concurrent direct reads (a semaphore;
 	// nil: no bound; Options.ReadersPerDevice).
@@ -91,6 +92,7 @@ type broken struct {
 	noDeadlineCRC    bool // a record's CRC leaves its deadline out (expire.go)
 	everyBatchStart  bool // every metadata entry says it starts a batch, fenced before it or not
 	sharedFence      bool // a writer acknowledges on another writer's fence (variant.go)
+	growInPlace      bool // a new segment file is made under its own name, then sized (grow.go)
 
 	mergeLogs bool // not a bug: the crash tests' switch for Options.MergeLogs
 	// oneWriter, not a bug either: no expirer in the background, and
@@ -131,6 +133,7 @@ func openStore(opts *Options, lazy bool) (*Store, error) {
 		s.media = &fileMedia{c: &s.c}
 	}
 	s.pool.New = func() any { return &request{done: make(chan struct{}, 1)} }
+	s.initGrowth()
 	if err := s.open(); err != nil {
 		s.closeMedia()
 		s.undoCreate() // space.go
@@ -156,43 +159,6 @@ func (s *Store) open() error {
 		}
 	}
 	return nil
-}
-
-// prefault touches every page of the segments that will be appended to
-// (free ones and the workers' current ones), so that appends do not take
-// page faults: the pre-faulting of nvLOG, done in the background after a
-// reopen, which maps the segments without it.
-func (s *Store) prefault() {
-	defer s.bg.Done()
-	for _, d := range s.devs {
-		for _, g := range d.segs {
-			d.mu.Lock()
-			skip := g.sealed || g.poisoned.Load()
-			d.mu.Unlock()
-			if skip {
-				continue
-			}
-			stopped := false
-			err := g.r.Guard(func() error { // a poisoned page: media.go
-				for off := 0; off < g.size; off += 4096 {
-					select {
-					case <-s.stop:
-						stopped = true
-						return nil
-					default:
-					}
-					_ = atomic.LoadUint32((*uint32)(unsafe.Pointer(&g.mem[off])))
-				}
-				return nil
-			})
-			if err != nil {
-				g.poisoned.Store(true)
-			}
-			if stopped {
-				return
-			}
-		}
-	}
 }
 
 func (s *Store) start() {
@@ -224,9 +190,9 @@ func (s *Store) start() {
 	s.spawn(s.merger)
 	s.spawn(s.cleaner)
 	s.spawn(s.expirer)
-	if s.c.media == nil {
+	if s.primeGrowth() { // (grow.go)
 		s.bg.Add(1)
-		go s.prefault()
+		s.spawn(s.grower)
 	}
 	if s.c.CheckpointInterval > 0 || s.c.CheckpointBytes > 0 {
 		s.bg.Add(1)
@@ -477,9 +443,12 @@ func (s *Store) seal(g *segment) {
 
 // dead accounts a version that is no longer the latest.
 func (s *Store) dead(l loc) {
-	if int(l.dev) < len(s.devs) && int(l.seg) < len(s.devs[l.dev].segs) {
-		if g := s.devs[l.dev].segs[l.seg]; g.epoch.Load() == l.epoch {
-			g.live.Add(-l.size())
+	if int(l.dev) >= len(s.devs) {
+		return
+	}
+	if segs := s.devs[l.dev].list(); int(l.seg) < len(segs) { // (the merger calls it outside the operations lock: grow.go)
+		if g := segs[l.seg]; g.epoch.Load() == l.epoch {
+			g.live.Add(-l.dataSize())
 		}
 	}
 }

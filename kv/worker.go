@@ -427,6 +427,12 @@ func (w *worker) append(r *request, key, value []byte, dl, serial uint64, tomb b
 			return err
 		}
 	}
+	if err := w.s.ready(w.d.g, w.d.tail+need); err != nil { // (grow.go)
+		return err
+	}
+	if err := w.s.ready(w.m.g, w.m.tail+entrySize); err != nil {
+		return err
+	}
 	buf, off := w.d.stage(need)
 	copy(buf, key)
 	copy(buf[len(key):], value)
@@ -449,7 +455,7 @@ func (w *worker) append(r *request, key, value []byte, dl, serial uint64, tomb b
 	if dl != 0 {
 		l.vlen |= ttlBit
 	}
-	g.live.Add(l.size())
+	g.live.Add(l.dataSize())
 	if serial > g.maxSerial.Load() {
 		g.maxSerial.Store(serial)
 	}
@@ -484,7 +490,7 @@ func (w *worker) append(r *request, key, value []byte, dl, serial uint64, tomb b
 // can reclaim its garbage) and the log has no segment until one is free;
 // the put fails with a roomError, which its caller waits out (room.go).
 func (w *worker) switchData(reserve int) error {
-	g, ok := w.dev.take(reserve)
+	g, ok := w.s.takeOrGrow(w.dev, reserve)
 	if !ok {
 		w.s.kickCleaner()
 		if w.d.g != nil {
@@ -522,7 +528,7 @@ func (w *worker) switchData(reserve int) error {
 // switchMeta moves the metadata log to a fresh segment, starting it with
 // a marker of the current data segment.
 func (w *worker) switchMeta(reserve int) error {
-	g, ok := w.dev.take(reserve)
+	g, ok := w.s.takeOrGrow(w.dev, reserve)
 	if !ok {
 		w.s.kickCleaner()
 		return &roomError{dev: w.dev.dm.name(), worker: w.id, gid: w.gid, log: "metadata"}

@@ -248,6 +248,7 @@ func (b *benchFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	if p.tempDir != "" {
 		defer os.RemoveAll(p.tempDir)
 	}
+	b.sf.stderr = stderr
 	o, err := b.sf.options(true)
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ func pmkvCtx(t *testing.T, ctx context.Context, args ...string) (int, string, st
 }
 
 // small are the store flags of the tests: small segments and devices
-// (kv's defaults pre-allocate 1 GiB per device).
+// (kv's default limit is 1 GiB per device).
 func small(dir string) []string {
 	return []string{"-dir", dir, "-segment", "1MiB", "-device-size", "32MiB"}
 }

@@ -251,10 +251,11 @@ func statsCommand(sf *storeFlags) cli.Command {
 			fmt.Fprintf(tw, "DRAM per key\t%.1f B\n", st.DRAMPerKey)
 			fmt.Fprintf(tw, "workers\t%d\n", st.Workers)
 			for _, d := range st.Devices {
-				fmt.Fprintf(tw, "device %s\t%d segments: %d data, %d metadata, %d free; live %s of %s\n",
-					d.Dir, d.Segments, d.Data, d.Metadata, d.Free, human(d.LiveBytes), human(d.AllocBytes))
+				fmt.Fprintf(tw, "device %s\t%d of at most %d segments: %d data, %d metadata, %d free; live %s of %s\n",
+					d.Dir, d.Segments, d.Limit, d.Data, d.Metadata, d.Free, human(d.LiveBytes), human(d.AllocBytes))
 			}
 			fmt.Fprintf(tw, "media\t%d fences, %d bytes appended, %d bytes streamed\n", st.Fences, st.AppendedBytes, st.MediaBytes)
+			fmt.Fprintf(tw, "growth\t%d segments added, %d log extensions by a writer, %d writes waited for a segment\n", st.SegmentsAdded, st.ExtendWaits, st.GrowWaits)
 			printNUMA(tw, st.NUMA)
 			return tw.Flush()
 		}}.command(sf)

@@ -77,7 +77,8 @@ func TestLoadProgress(t *testing.T) {
 }
 
 // TestCreateNoSpace (issue 26 point 4): a store bigger than the free
-// space is refused with the size, the free space and the flag, exit 1,
+// space (a -device-size its file system could never hold) is refused with
+// the sizes and the flag, exit 1,
 // and the directories pmkv made for it are gone again.
 func TestCreateNoSpace(t *testing.T) {
 	if !kvReady(t) {
@@ -86,7 +87,7 @@ func TestCreateNoSpace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "store")
 	code, _, stderr := pmkv(t, "put", "-dir", dir, "-segment", "1MiB", "-device-size", "1048576GiB", "k", "v")
 	require.Equal(t, 1, code, stderr)
-	require.Regexp(t, `^pmkv put: not enough free space for the store: device .*dev0: 1073741824 segments of 1 MiB need 1048576 GiB, and [0-9.]+ MiB is free there: give a smaller -device-size \(now 1048576 GiB\) or free space\n$`, stderr)
+	require.Regexp(t, `^pmkv put: not enough free space for the store: device .*dev0: -device-size 1048576 GiB is more than its file system holds \([0-9.]+ MiB, [0-9.]+ MiB free\): give a smaller -device-size\n$`, stderr)
 	require.NoDirExists(t, filepath.Dir(dir), "pmkv removed the directories it made")
 }
 

@@ -48,7 +48,7 @@ func (f *storeFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noBatch, "nobatch", false, "one fence per put (batching off)")
 	fs.BoolVar(&f.ordered, "ordered", true, "keep the ordered index (scan needs it)")
 	sizeVar(fs, &f.segment, "segment", "log segment size (0: kv's default, 64MiB)")
-	sizeVar(fs, &f.deviceSize, "device-size", "bytes pre-allocated per device (0: kv's default, 1GiB, or what is there)")
+	sizeVar(fs, &f.deviceSize, "device-size", "the most bytes a device may take; segment files are added as data arrives (0: kv's default, 1GiB, or what is there)")
 	fs.IntVar(&f.maxKey, "maxkey", 0, "largest key in bytes (0: kv's default, 1024)")
 	fs.IntVar(&f.maxValue, "maxvalue", 0, "largest value in bytes (0: 1MiB, or less with small segments: a quarter of -segment less -maxkey)")
 	fs.StringVar(&f.pmem, "pmem", "auto", "map segments on the PMem instruction path: auto (on tmpfs), on, off (msync)")
@@ -184,6 +184,7 @@ func (f *storeFlags) options(create bool) (*kv.Options, error) {
 	if err := f.emulate(o); err != nil {
 		return nil, err
 	}
+	o.Progress = f.kvProgress()
 	if err := o.Validate(); err != nil {
 		return nil, cli.UsageError{Msg: kvFlags.Replace(strings.TrimPrefix(err.Error(), "kv: ")), Err: err}
 	}
