@@ -74,7 +74,7 @@ func (s *Store) recover() error {
 	}
 	s.rep.CheckpointTime = time.Since(t0)
 	if ck != nil {
-		s.progress("recover", "checkpoint", int64(len(ck.recs)), int64(len(ck.recs)))
+		s.progress("recover", "checkpoint", s.rep.CheckpointKeys, s.rep.CheckpointKeys)
 	}
 	chains := s.chains(ck)
 	if testBeforeReplay != nil {
