@@ -142,10 +142,21 @@ func TestCrashConcurrentBroken(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, rep.Failed(), "one writer: %v", rep.Failures)
 
-	h := &concRun{variant: sharedStageFence}
-	cfg = crash.Config{Regions: []crash.Spec{{Name: "t", Size: 16 << 10}}, Seed: 1, Pairs: 16, RecoveryCrashes: -1}
-	rep, err = crash.Check(cfg, h.workload(1, 2, 12, 12), h.check)
-	require.NoError(t, err)
-	require.True(t, rep.Failed(), "the concurrent model did not catch an insert fenced by another writer")
-	t.Logf("caught after %d schedules: %s", rep.Schedules, rep.Failures[0].Summary())
+	// The variant's waiter spins in runtime.Gosched, which the scheduler
+	// sees as blocking in Go: which schedules put both writers' inserts in
+	// flight at once then depends on timing as well as on the seed (three
+	// make-test runs side by side saw seed 1 miss once). So the test tries
+	// up to maxSeeds seeds and requires a catch in one of them.
+	const maxSeeds = 8
+	for seed := uint64(1); seed <= maxSeeds; seed++ {
+		h := &concRun{variant: sharedStageFence}
+		cfg = crash.Config{Regions: []crash.Spec{{Name: "t", Size: 16 << 10}}, Seed: seed, Pairs: 16, RecoveryCrashes: -1}
+		rep, err = crash.Check(cfg, h.workload(seed, 2, 12, 12), h.check)
+		require.NoError(t, err)
+		if rep.Failed() {
+			t.Logf("caught with seed %d after %d schedules: %s", seed, rep.Schedules, rep.Failures[0].Summary())
+			return
+		}
+	}
+	t.Fatalf("the concurrent model did not catch an insert fenced by another writer in %d seeds", maxSeeds)
 }
