@@ -47,7 +47,7 @@ func TestDamagedValueCostsItsKey(t *testing.T) {
 	for k := range want {
 		l, ok := s.idx.lookup([]byte(k))
 		require.True(t, ok)
-		g := s.devs[0].segs[l.seg]
+		g := s.devs[0].list()[l.seg]
 		if g.sealed && g.live.Load() < int64(g.size-bodyOff)*9/10 {
 			victim, at = k, l
 			break
@@ -101,7 +101,7 @@ func TestZeroedDataHeader(t *testing.T) {
 	}
 	first, ok := s.idx.lookup([]byte("k000"))
 	require.True(t, ok)
-	require.True(t, s.devs[0].segs[first.seg].sealed)
+	require.True(t, s.devs[0].list()[first.seg].sealed)
 	var there []string
 	for k := range want {
 		if l, _ := s.idx.lookup([]byte(k)); l.seg == first.seg {
@@ -245,7 +245,7 @@ func TestLostSegmentFile(t *testing.T) {
 	}
 	_, err := s.GC()
 	require.NoError(t, err)
-	for i := 0; s.devs[0].segs[last].kind != kindData; i++ {
+	for i := 0; s.devs[0].list()[last].kind != kindData; i++ {
 		require.NoError(t, s.Put(fmt.Appendf(nil, "k%04d", i%40), val))
 	}
 	require.NoError(t, s.Put([]byte("there"), []byte("value")))

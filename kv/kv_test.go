@@ -230,7 +230,7 @@ func TestCorrupt(t *testing.T) {
 	require.NoError(t, s.Put([]byte("other"), []byte("fine")))
 	l, ok := s.idx.lookup([]byte("key"))
 	require.True(t, ok)
-	g := s.devs[l.dev].segs[l.seg]
+	g := s.devs[l.dev].list()[l.seg]
 	g.mem[int(l.off)+5] ^= 0x20 // what a stray write or a media error does
 	err := s.Check()
 	require.ErrorIs(t, err, ErrCorrupt)

@@ -33,6 +33,7 @@ func TestMergeLogSealRace(t *testing.T) {
 	for i := range 25 {
 		put(fmt.Sprintf("g%d", i%3), i)
 	}
+	growAll(t, s)
 	w := s.workers[0]
 	fired := false
 	testBeforeVictims = func(s *Store) {
@@ -69,4 +70,27 @@ func TestMergeLogSealRace(t *testing.T) {
 	check("after a reopen")
 	require.NoError(t, s.Check())
 	require.NoError(t, s.Close())
+}
+
+// growAll adds every segment file the store's devices may still get. The
+// hook above writes while the GC pass holds the store's read lock, and a
+// write that needs a new segment waits for the grower, which needs the
+// write lock: without this the test depends on the grower having grown
+// the device before the pass (three make-test runs side by side saw a
+// write give up after FullWait).
+func growAll(t *testing.T, s *Store) {
+	t.Helper()
+	s.grow.addMu.Lock()
+	defer s.grow.addMu.Unlock()
+	for _, d := range s.devs {
+		for {
+			d.mu.Lock()
+			n, can := len(d.segs), d.canGrow()
+			d.mu.Unlock()
+			if !can {
+				break
+			}
+			require.NoError(t, s.addSegment(d, n))
+		}
+	}
 }

@@ -40,7 +40,7 @@ func poisonStore(t *testing.T) (*Options, *Store) {
 // where returns the segment of key i's record and the record's range.
 func where(s *Store, i int) (*segment, int, int) {
 	l, _ := s.idx.lookup(fmt.Appendf(nil, "key%04d", i))
-	return s.devs[l.dev].segs[l.seg], int(l.off), int(l.klen) + l.valueLen()
+	return s.devs[l.dev].list()[l.seg], int(l.off), int(l.klen) + l.valueLen()
 }
 
 // stopNoCheckpoint stops s as a crash would leave it: no checkpoint.

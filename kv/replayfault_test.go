@@ -26,7 +26,7 @@ func TestReplayFault(t *testing.T) {
 	ps := os.Getpagesize()
 	var hit []byte
 	testBeforeReplay = func(s *Store) {
-		for _, g := range s.devs[0].segs {
+		for _, g := range s.devs[0].list() {
 			if g.kind == kindMeta {
 				hit = g.mem[:ps]
 				require.NoError(t, syscall.Mprotect(hit, syscall.PROT_NONE))

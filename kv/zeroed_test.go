@@ -18,7 +18,7 @@ func TestNewSegmentsNotZeroed(t *testing.T) {
 	s := mustOpen(t, o)
 	require.NoError(t, s.Put([]byte("k"), []byte("v")))
 	used := 0
-	for _, g := range s.devs[0].segs {
+	for _, g := range s.devs[0].list() {
 		// A segment is taken for zeros until it is formatted.
 		require.Equal(t, g.kind == kindFree, g.zeroed, "segment %d (kind %d)", g.idx, g.kind)
 		if g.kind != kindFree {
@@ -33,7 +33,7 @@ func TestNewSegmentsNotZeroed(t *testing.T) {
 	// Reopened: the segments are old files now, none taken for zeros; the
 	// store still works across metadata-segment switches.
 	s = mustOpen(t, o)
-	for _, g := range s.devs[0].segs {
+	for _, g := range s.devs[0].list() {
 		require.False(t, g.zeroed, "segment %d of a reopened store taken for zeros", g.idx)
 	}
 	for i := range 60000 {
