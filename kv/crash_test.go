@@ -132,29 +132,10 @@ func crashWorkload(ops []crashOp, b broken, m *crashModel) func(*crash.Run) erro
 			m.mu.Lock()
 			m.inflight = op
 			m.mu.Unlock()
-			switch op.kind {
-			case 0:
-				err = s.Put([]byte(op.keys[0]), []byte(op.vals[0]))
-			case 1:
-				err = s.Delete([]byte(op.keys[0]))
-			case 2:
-				var bt Batch
-				for j, k := range op.keys {
-					if op.vals[j] == "" {
-						bt.Delete([]byte(k))
-					} else {
-						bt.Put([]byte(k), []byte(op.vals[j]))
-					}
-				}
-				err = s.Apply(&bt)
-			case 3:
-				err = s.Checkpoint()
-			case 4:
-				var rep GCReport
-				rep, err = s.GC()
-				if err == nil && rep.Cleaned == 0 && !b.any() {
-					err = fmt.Errorf("the GC pass cleaned nothing: %+v", rep)
-				}
+			var rep GCReport
+			rep, err = runCrashOp(s, op)
+			if op.kind == 4 && err == nil && rep.Cleaned == 0 && !b.any() {
+				err = fmt.Errorf("the GC pass cleaned nothing: %+v", rep)
 			}
 			if err == nil {
 				m.mu.Lock()
@@ -297,4 +278,30 @@ func TestCrashBroken(t *testing.T) {
 			})
 		}
 	}
+}
+
+// runCrashOp runs one operation of a crash workload on s (the GC report
+// for kind 4).
+func runCrashOp(s *Store, op *crashOp) (GCReport, error) {
+	switch op.kind {
+	case 0:
+		return GCReport{}, s.Put([]byte(op.keys[0]), []byte(op.vals[0]))
+	case 1:
+		return GCReport{}, s.Delete([]byte(op.keys[0]))
+	case 2:
+		var bt Batch
+		for j, k := range op.keys {
+			if op.vals[j] == "" {
+				bt.Delete([]byte(k))
+			} else {
+				bt.Put([]byte(k), []byte(op.vals[j]))
+			}
+		}
+		return GCReport{}, s.Apply(&bt)
+	case 3:
+		return GCReport{}, s.Checkpoint()
+	case 4:
+		return s.GC()
+	}
+	return GCReport{}, nil
 }

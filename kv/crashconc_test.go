@@ -90,28 +90,7 @@ func concClient(w *crash.Run, s *Store, c int, ops []crashOp, m *crashModel) err
 		m.mu.Lock()
 		m.flying[c] = op
 		m.mu.Unlock()
-		var err error
-		switch op.kind {
-		case 0:
-			err = s.Put([]byte(op.keys[0]), []byte(op.vals[0]))
-		case 1:
-			err = s.Delete([]byte(op.keys[0]))
-		case 2:
-			var bt Batch
-			for j, k := range op.keys {
-				if op.vals[j] == "" {
-					bt.Delete([]byte(k))
-				} else {
-					bt.Put([]byte(k), []byte(op.vals[j]))
-				}
-			}
-			err = s.Apply(&bt)
-		case 3:
-			err = s.Checkpoint()
-		case 4:
-			_, err = s.GC()
-		}
-		if err != nil {
+		if _, err := runCrashOp(s, op); err != nil {
 			return fmt.Errorf("client %d op %d: %w", c, i, err)
 		}
 		m.mu.Lock()
